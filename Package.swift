@@ -1,0 +1,53 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// A system library found through pkg-config and installed from Debian.
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "keyhost",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "keyhost", targets: ["keyhost"]),
+        .library(name: "LuaRuntime", targets: ["LuaRuntime"]),
+        .library(name: "KeyhostCrypto", targets: ["KeyhostCrypto"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C libraries from Debian, each wrapped once.
+        systemLibrary("CLua", pkgConfig: "lua5.4", apt: ["liblua5.4-dev"]),
+        systemLibrary("CSecp256k1", pkgConfig: "libsecp256k1", apt: ["libsecp256k1-dev"]),
+        systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
+        systemLibrary("CPCSCLite", pkgConfig: "libpcsclite", apt: ["libpcsclite-dev"]),
+        systemLibrary("CEditLine", pkgConfig: "libedit", apt: ["libedit-dev"]),
+
+        // Trampolines and macro shims: the only C that touches lua_error.
+        .target(name: "CKeyhostLua", dependencies: ["CLua"]),
+
+        // The Lua runtime: owns lua_State, converts values, sandboxes.
+        .target(name: "LuaRuntime", dependencies: ["CLua", "CKeyhostLua"]),
+
+        // Domain modules: pure Swift, no Lua inside.
+        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
+
+        // Thin Lua modules over the domain modules.
+        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime"]),
+
+        .executableTarget(
+            name: "keyhost",
+            dependencies: [
+                "LuaRuntime", "KeyhostBindings", "CEditLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
+        .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostCLITests", dependencies: [], path: "Tests/KeyhostCLITests"),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,402 @@
+#include "CKeyhostLua.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static kh_dispatch_fn kh_dispatch = NULL;
+static kh_release_fn kh_release = NULL;
+
+void kh_install(kh_dispatch_fn dispatch, kh_release_fn release) {
+    kh_dispatch = dispatch;
+    kh_release = release;
+}
+
+// ---------------------------------------------------------------- allocator
+
+// The cap is enforced only while Lua code is the innermost caller
+// (host->enforce). While a Swift frame is active the allocator never refuses,
+// so Lua API calls tagged 'm' cannot raise through Swift; the overshoot is
+// bounded by what one binding allocates and is caught at the next allocation
+// made by Lua code. A real malloc failure in that window aborts, which is what
+// Swift itself does when it runs out of memory.
+static void *kh_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    kh_host *h = (kh_host *)ud;
+    if (ptr == NULL) osize = 0;
+    if (nsize == 0) {
+        free(ptr);
+        h->used -= osize;
+        return NULL;
+    }
+    if (h->limit != 0 && h->enforce && nsize > osize && h->used - osize + nsize > h->limit) {
+        h->cap_hit = 1;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL) {
+        if (!h->enforce) {
+            fputs("keyhost: out of memory\n", stderr);
+            abort();
+        }
+        return NULL;
+    }
+    h->used = h->used - osize + nsize;
+    return p;
+}
+
+static int kh_panic(lua_State *L) {
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "keyhost: unprotected Lua error (this is a bug in keyhost): %s\n", msg ? msg : "?");
+    abort();
+}
+
+lua_State *kh_newstate(kh_host *host) {
+    memset(host, 0, sizeof *host);
+    lua_State *L = lua_newstate(kh_alloc, host);
+    if (L != NULL) {
+        lua_atpanic(L, kh_panic);
+        lua_setwarnf(L, NULL, NULL); // warnings stay off unless a script turns them on
+    }
+    return L;
+}
+
+kh_host *kh_gethost(lua_State *L) {
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return (kh_host *)ud;
+}
+
+// ---------------------------------------------------------------- trampoline
+
+typedef struct { void *box; } kh_boxholder;
+
+static int kh_box_gc(lua_State *L) {
+    kh_boxholder *b = (kh_boxholder *)lua_touserdata(L, 1);
+    if (b != NULL && b->box != NULL && kh_release != NULL) {
+        void *box = b->box;
+        b->box = NULL;
+        kh_release(box);
+    }
+    return 0;
+}
+
+static int kh_trampoline(lua_State *L) {
+    kh_boxholder *b = (kh_boxholder *)lua_touserdata(L, lua_upvalueindex(1));
+    kh_host *h = kh_gethost(L);
+    int argn = 0;
+    // Room for the Swift side to push results without checking each time.
+    if (!lua_checkstack(L, 16)) return luaL_error(L, "stack overflow (calling a keyhost function)");
+    int saved = h->enforce;
+    h->enforce = 0;
+    int n = kh_dispatch(L, b->box, &argn);
+    h->enforce = saved;
+    // The Swift frame has returned: raising is safe from here on.
+    switch (n) {
+    case KH_RAISE_VALUE:
+        return lua_error(L);
+    case KH_RAISE_MESSAGE:
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+        return lua_error(L);
+    case KH_ARGERROR:
+        return luaL_argerror(L, argn, lua_tostring(L, -1));
+    default:
+        return n;
+    }
+}
+
+static const char *const KH_BOXHOLDER = "keyhost.function";
+
+void kh_push_swift_function(lua_State *L, void *box) {
+    kh_boxholder *b = (kh_boxholder *)lua_newuserdatauv(L, sizeof *b, 0);
+    b->box = box;
+    if (luaL_newmetatable(L, KH_BOXHOLDER)) {
+        lua_pushliteral(L, "__gc");
+        lua_pushcfunction(L, kh_box_gc);
+        lua_rawset(L, -3);
+    }
+    lua_setmetatable(L, -2);
+    lua_pushcclosure(L, kh_trampoline, 1);
+}
+
+// ---------------------------------------------------------------- objects
+
+typedef struct { void *box; } kh_object;
+
+static int kh_object_gc(lua_State *L) {
+    return kh_box_gc(L);
+}
+
+void kh_push_object_gc(lua_State *L) {
+    lua_pushcfunction(L, kh_object_gc);
+}
+
+void kh_push_object(lua_State *L, void *box, const char *tname, int *created) {
+    kh_object *o = (kh_object *)lua_newuserdatauv(L, sizeof *o, 1);
+    o->box = box;
+    *created = luaL_newmetatable(L, tname); // raw operations on the registry only
+    lua_setmetatable(L, -2);
+}
+
+void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed) {
+    kh_object *o = (kh_object *)luaL_testudata(L, idx, tname);
+    *closed = 0;
+    if (o == NULL) return NULL;
+    if (o->box == NULL) *closed = 1;
+    return o->box;
+}
+
+void *kh_detach_object(lua_State *L, int idx) {
+    kh_object *o = (kh_object *)lua_touserdata(L, idx);
+    if (o == NULL || lua_rawlen(L, idx) != sizeof *o) return NULL;
+    void *box = o->box;
+    o->box = NULL;
+    return box;
+}
+
+// ---------------------------------------------------------------- protection
+
+int kh_msghandler(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1; // an error object that describes itself: no traceback added
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int kh_pcall(lua_State *L, int nargs, int nresults, int traceback) {
+    kh_host *h = kh_gethost(L);
+    int base = 0;
+    if (traceback) {
+        base = lua_gettop(L) - nargs;
+        lua_pushcfunction(L, kh_msghandler);
+        lua_insert(L, base);
+    }
+    int saved = h->enforce;
+    h->enforce = 1;
+    int status = lua_pcall(L, nargs, nresults, base);
+    h->enforce = saved;
+    if (traceback) lua_remove(L, base);
+    return status;
+}
+
+// Lua's os.exit would skip __close and __gc; closing the state first runs them.
+static int kh_os_exit(lua_State *L) {
+    int status;
+    if (lua_isboolean(L, 1))
+        status = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+    else
+        status = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
+    fflush(stdout);
+    lua_close(L);
+    fflush(NULL);
+    exit(status);
+    return 0;
+}
+
+static int p_openlibs(lua_State *L) {
+    int sandbox = (int)lua_tointeger(L, 1);
+    if (sandbox) {
+        // The string metatable is shared by every string: sandboxed code may
+        // read strings' methods but must not replace them for the host.
+        luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+        lua_pop(L, 1);
+        lua_pushliteral(L, "");
+        lua_getmetatable(L, -1);
+        lua_pushliteral(L, "__metatable");
+        lua_pushboolean(L, 0);
+        lua_rawset(L, -3);
+        lua_pop(L, 2);
+    }
+    if (!sandbox) {
+        luaL_openlibs(L);
+        lua_getglobal(L, "os");
+        lua_pushcfunction(L, kh_os_exit);
+        lua_setfield(L, -2, "exit");
+        lua_pop(L, 1);
+        return 0;
+    }
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base},
+        {LUA_STRLIBNAME, luaopen_string},
+        {LUA_TABLIBNAME, luaopen_table},
+        {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_UTF8LIBNAME, luaopen_utf8},
+        {LUA_COLIBNAME, luaopen_coroutine},
+        {NULL, NULL}};
+    for (const luaL_Reg *lib = libs; lib->func; lib++) {
+        luaL_requiref(L, lib->name, lib->func, 1);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+int kh_p_openlibs(lua_State *L, int sandbox) {
+    lua_pushcfunction(L, p_openlibs);
+    lua_pushinteger(L, sandbox);
+    return kh_pcall(L, 1, 0, 1);
+}
+
+static int p_gettable(lua_State *L) {
+    lua_gettable(L, 1);
+    return 1;
+}
+
+int kh_p_gettable(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, p_gettable);
+    lua_pushvalue(L, idx);
+    lua_rotate(L, -3, -1); // key f t -> f t key
+    return kh_pcall(L, 2, 1, 0);
+}
+
+static int p_settable(lua_State *L) {
+    lua_settable(L, 1);
+    return 0;
+}
+
+int kh_p_settable(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, p_settable);
+    lua_pushvalue(L, idx);
+    lua_rotate(L, -4, 2); // key value f t -> f t key value
+    return kh_pcall(L, 3, 0, 0);
+}
+
+static int p_next(lua_State *L) {
+    if (lua_next(L, 1)) return 2;
+    return 0;
+}
+
+int kh_p_next(lua_State *L, int idx, int *more) {
+    idx = lua_absindex(L, idx);
+    int top = lua_gettop(L) - 1; // below the key
+    lua_pushcfunction(L, p_next);
+    lua_pushvalue(L, idx);
+    lua_rotate(L, -3, -1); // key f t -> f t key
+    int status = kh_pcall(L, 2, LUA_MULTRET, 0);
+    *more = (status == LUA_OK && lua_gettop(L) - top == 2);
+    return status;
+}
+
+static int p_tolstring(lua_State *L) {
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+int kh_p_tolstring(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, p_tolstring);
+    lua_pushvalue(L, idx);
+    return kh_pcall(L, 1, 1, 0);
+}
+
+// ---------------------------------------------------------------- hooks
+
+static double kh_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// Once a limit is hit the hook fires on every instruction, so code that keeps
+// catching the error with pcall still cannot run on.
+static void kh_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    kh_host *h = kh_gethost(L);
+    if (h->interrupted) {
+        h->interrupted = 0;
+        h->interrupt_hit = 1;
+        luaL_error(L, "interrupted");
+    }
+    h->executed += (uint64_t)h->hook_count;
+    if (h->budget != 0 && h->executed > h->budget) {
+        h->budget_hit = 1;
+        lua_sethook(L, kh_hook, LUA_MASKCOUNT, 1);
+        luaL_error(L, "sandbox: instruction budget of %I instructions exceeded", (lua_Integer)h->budget);
+    }
+    if (h->deadline != 0 && kh_now() > h->deadline) {
+        h->time_hit = 1;
+        lua_sethook(L, kh_hook, LUA_MASKCOUNT, 1);
+        luaL_error(L, "sandbox: time limit of %f seconds exceeded", h->time_limit);
+    }
+}
+
+void kh_enable_hook(lua_State *L, int count) {
+    kh_host *h = kh_gethost(L);
+    h->hook_count = count > 0 ? count : 1000;
+    lua_sethook(L, kh_hook, LUA_MASKCOUNT, h->hook_count);
+}
+
+void kh_interrupt(lua_State *L) {
+    kh_host *h = kh_gethost(L);
+    h->interrupted = 1;
+    // lua_sethook is async-signal-safe (lua.c relies on it the same way).
+    lua_sethook(L, kh_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+void kh_begin_run(lua_State *L) {
+    kh_host *h = kh_gethost(L);
+    h->executed = 0;
+    h->budget_hit = 0;
+    h->time_hit = 0;
+    h->cap_hit = 0;
+    h->interrupted = 0;
+    h->interrupt_hit = 0;
+    h->deadline = h->time_limit > 0 ? kh_now() + h->time_limit : 0;
+    if (h->hook_count > 0)
+        lua_sethook(L, kh_hook, LUA_MASKCOUNT, h->hook_count);
+    else
+        lua_sethook(L, NULL, 0, 0);
+}
+
+// ---------------------------------------------------------------- SIGINT
+
+#include <signal.h>
+
+static lua_State *volatile kh_sigint_target = NULL;
+static struct sigaction kh_sigint_previous;
+
+static void kh_on_sigint(int sig) {
+    (void)sig;
+    lua_State *L = kh_sigint_target;
+    if (L != NULL) kh_interrupt(L);
+}
+
+void kh_sigint_begin(lua_State *L) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kh_on_sigint;
+    sigemptyset(&sa.sa_mask);
+    kh_sigint_target = L;
+    sigaction(SIGINT, &sa, &kh_sigint_previous);
+}
+
+void kh_sigint_end(void) {
+    sigaction(SIGINT, &kh_sigint_previous, NULL);
+    kh_sigint_target = NULL;
+}
+
+// ---------------------------------------------------------------- macros
+
+int kh_upvalueindex(int i) { return lua_upvalueindex(i); }
+int kh_registryindex(void) { return LUA_REGISTRYINDEX; }
+void kh_pop(lua_State *L, int n) { lua_pop(L, n); }
+int kh_isnoneornil(lua_State *L, int idx) { return lua_isnoneornil(L, idx); }
+const char *kh_loaded_table_key(void) { return LUA_LOADED_TABLE; }
+const char *kh_preload_table_key(void) { return LUA_PRELOAD_TABLE; }
+lua_Integer kh_maxinteger(void) { return LUA_MAXINTEGER; }
+
+// ---------------------------------------------------------------- benchmark
+
+static int kh_c_add(lua_State *L) {
+    lua_pushinteger(L, luaL_checkinteger(L, 1) + luaL_checkinteger(L, 2));
+    return 1;
+}
+
+void kh_push_c_add(lua_State *L) { lua_pushcfunction(L, kh_c_add); }

@@ -1,0 +1,106 @@
+// The only C code in keyhost that raises Lua errors.
+//
+// Swift frames must never be unwound by Lua's longjmp (Lua is built as C here,
+// so lua_error is a longjmp). This target therefore owns every place where an
+// error can be raised on behalf of Swift:
+//   - kh_trampoline: every Swift function Lua can call enters through it; Swift
+//     returns a status code, and only after the Swift frame is gone does the
+//     trampoline call lua_error / luaL_argerror.
+//   - kh_p_*: Swift needs a few Lua operations that may raise (metamethods,
+//     lua_next, luaL_tolstring, opening libraries). Each runs under lua_pcall.
+//   - kh_alloc: the allocator never fails while a Swift frame is the innermost
+//     one (memory-cap enforcement is paused), so the 'm' class of API
+//     functions cannot raise inside Swift either.
+// All exported symbols carry the kh_/KH_ prefix.
+#ifndef CKEYHOSTLUA_H
+#define CKEYHOSTLUA_H
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// What a Swift binding returns to its trampoline (>= 0: number of results).
+#define KH_RAISE_VALUE (-1)    // error object on top of the stack: raise it unchanged
+#define KH_RAISE_MESSAGE (-2)  // message string on top: prefix "chunk:line:" and raise
+#define KH_ARGERROR (-3)       // message on top, argument index in *argn: luaL_argerror
+
+/// Per-state host data, passed to the allocator as its userdata.
+typedef struct kh_host {
+    size_t used;            // bytes currently allocated by this state
+    size_t limit;           // 0 = no cap
+    int enforce;            // cap enforced only while Lua code (not Swift) runs
+    int cap_hit;            // set when an allocation was refused by the cap
+    uint64_t budget;        // instruction budget, 0 = none
+    uint64_t executed;      // instructions counted so far (all threads)
+    int budget_hit;
+    double deadline;        // CLOCK_MONOTONIC seconds, 0 = none
+    double time_limit;      // seconds, for the message
+    int time_hit;
+    volatile int interrupted; // set from a SIGINT handler
+    int hook_count;         // instructions between hook calls
+    int interrupt_hit;
+    void *owner;            // the Swift object owning the state (unretained)
+} kh_host;
+
+typedef int (*kh_dispatch_fn)(lua_State *L, void *box, int *argn);
+typedef void (*kh_release_fn)(void *box);
+
+/// Installs the Swift entry points (once per process).
+void kh_install(kh_dispatch_fn dispatch, kh_release_fn release);
+
+/// Creates a state whose allocator honours host->limit. host must outlive it.
+lua_State *kh_newstate(kh_host *host);
+kh_host *kh_gethost(lua_State *L);
+
+/// Pushes a Lua function that calls Swift's dispatch with the retained box.
+/// The box is released (kh_release_fn) when the function is collected.
+void kh_push_swift_function(lua_State *L, void *box);
+
+/// Pushes a new userdata carrying box, with the metatable registered as tname
+/// (created empty if missing; *created set to 1 then). Released on __gc.
+void kh_push_object(lua_State *L, void *box, const char *tname, int *created);
+/// The box of the userdata at idx if its metatable is tname, else NULL.
+/// *closed is set when the object exists but was closed/collected.
+void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed);
+/// Detaches the box from the userdata at idx (after __close); returns it.
+void *kh_detach_object(lua_State *L, int idx);
+/// Pushes the shared __gc metamethod for Swift objects.
+void kh_push_object_gc(lua_State *L);
+
+// Protected operations: each returns a lua status (LUA_OK or an error code);
+// on error the error object is left on the stack instead of the result.
+int kh_pcall(lua_State *L, int nargs, int nresults, int traceback);
+int kh_p_openlibs(lua_State *L, int sandbox);
+int kh_p_gettable(lua_State *L, int idx);          // key on top -> value
+int kh_p_settable(lua_State *L, int idx);          // key, value on top -> nothing
+int kh_p_next(lua_State *L, int idx, int *more);   // key on top -> key, value (if *more)
+int kh_p_tolstring(lua_State *L, int idx);         // pushes luaL_tolstring result
+
+/// lua.c's message handler: honours __tostring and appends a traceback.
+int kh_msghandler(lua_State *L);
+
+/// Count hook used for instruction budgets, wall-clock limits and Ctrl-C.
+void kh_enable_hook(lua_State *L, int count);
+/// Async-signal-safe: asks the running code to stop with "interrupted".
+void kh_interrupt(lua_State *L);
+/// Routes SIGINT to kh_interrupt(L) until kh_sigint_end (the REPL's Ctrl-C).
+void kh_sigint_begin(lua_State *L);
+void kh_sigint_end(void);
+/// Starts a new top-level run: resets counters, arms the deadline.
+void kh_begin_run(lua_State *L);
+
+/// lua_State macros that Swift cannot import, as functions.
+int kh_upvalueindex(int i);
+int kh_registryindex(void);
+void kh_pop(lua_State *L, int n);
+int kh_isnoneornil(lua_State *L, int idx);
+const char *kh_loaded_table_key(void);
+const char *kh_preload_table_key(void);
+lua_Integer kh_maxinteger(void);
+
+/// A plain C function `add(a, b)`, the baseline the binding benchmark compares against.
+void kh_push_c_add(lua_State *L);
+
+#endif

@@ -1,0 +1,15 @@
+import LuaRuntime
+
+/// Registers keyhost's native Lua modules (`keyhost.*`) in a state.
+public enum KeyhostModules {
+    /// The version `keyhost --version` prints and `require "keyhost".version` returns.
+    public static let version = "0.1.0"
+
+    public static func install(in state: LuaState) {
+        state.registerModule("keyhost") { module in
+            module.value("version", .text(version))
+            module.value("lua_version", .text("Lua 5.4"))
+        }
+        state.registerBenchmarkModule()
+    }
+}

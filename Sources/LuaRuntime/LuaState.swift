@@ -1,0 +1,283 @@
+// LuaRuntime owns lua_State. How it keeps Lua's longjmp out of Swift frames:
+//
+// 1. Lua calls Swift only through kh_trampoline (C). A Swift binding returns a
+//    count or throws; the dispatcher turns a throw into a status code, and the
+//    trampoline raises only after the Swift frame has returned.
+// 2. Swift calls only Lua API functions that cannot raise ('-' in the manual's
+//    §4.4 tags) or that can raise only a memory error ('m'). Memory errors cannot
+//    happen while Swift runs: the allocator pauses the cap (kh_host.enforce) for
+//    the duration of every Swift frame and aborts on a real malloc failure, as
+//    Swift itself does. Everything tagged 'e' or 'v' (metamethods, lua_next,
+//    luaL_tolstring, opening libraries, calling functions) goes through a kh_p_*
+//    helper that runs it under lua_pcall.
+// 3. C types stay here: other modules see LuaState, LuaContext and LuaValue only.
+//    LongjmpSafetyTests greps this module for raising API names so a slip fails CI.
+import CKeyhostLua
+import CLua
+
+/// What a state may do.
+public enum LuaProfile: Sendable, Equatable {
+    /// All standard libraries, `require` with keyhost's modules, stdlib search roots.
+    case full
+    /// Untrusted code: allow-listed libraries, text chunks only, limits enforced.
+    case sandbox(SandboxLimits)
+}
+
+/// Limits for sandboxed code; each violation raises its own error.
+public struct SandboxLimits: Sendable, Equatable {
+    public var memoryBytes: Int
+    public var instructions: UInt64
+    public var seconds: Double
+
+    public init(memoryBytes: Int = 64 << 20, instructions: UInt64 = 100_000_000, seconds: Double = 5) {
+        self.memoryBytes = memoryBytes
+        self.instructions = instructions
+        self.seconds = seconds
+    }
+}
+
+/// A Lua 5.4 interpreter state and the Swift functions registered in it.
+public final class LuaState {
+    /// Holds the raw state so references can tell whether it is still open.
+    final class Owner {
+        var L: OpaquePointer?
+        init(_ L: OpaquePointer) { self.L = L }
+    }
+
+    let owner: Owner
+    let L: OpaquePointer
+    private let host: UnsafeMutablePointer<kh_host>
+    public let profile: LuaProfile
+    private var sandboxEnvironment: LuaReference?
+    private var helpers: [String: LuaReference] = [:]
+
+    /// Creates a state with the libraries of `profile` opened.
+    public init(profile: LuaProfile = .full) throws {
+        LuaDispatch.install()
+        host = .allocate(capacity: 1)
+        guard let L = kh_newstate(host) else {
+            host.deallocate()
+            throw LuaError.setup("cannot create a Lua state (out of memory)")
+        }
+        self.L = L
+        self.owner = Owner(L)
+        self.profile = profile
+        host.pointee.owner = Unmanaged.passUnretained(owner).toOpaque()
+        do {
+            try setUp()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    private func close() {
+        guard owner.L != nil else { return }
+        owner.L = nil
+        lua_close(L) // errors in __gc become warnings, never longjmps
+        host.deallocate()
+    }
+
+    var stack: LuaStack { LuaStack(L: L, owner: owner) }
+
+    private func setUp() throws {
+        let sandboxed: Bool
+        if case .sandbox = profile { sandboxed = true } else { sandboxed = false }
+        if kh_p_openlibs(L, sandboxed ? 1 : 0) != LUA_OK { throw LuaError.setup(popMessage()) }
+        if case .sandbox(let limits) = profile {
+            let results = try execute(Prelude.sandbox, chunkName: "=sandbox")
+            guard case .reference(let makeEnvironment)? = results.first else { throw LuaError.setup("sandbox prelude returned no environment") }
+            sandboxEnvironment = makeEnvironment
+            host.pointee.limit = limits.memoryBytes
+            host.pointee.budget = limits.instructions
+            host.pointee.time_limit = limits.seconds
+            kh_enable_hook(L, 1000)
+        } else {
+            let results = try execute(Prelude.full, chunkName: "=prelude")
+            guard case .table(let table)? = results.first else { throw LuaError.setup("prelude returned no helpers") }
+            for (key, value) in table.fields {
+                if let name = key.stringValue, case .reference(let fn) = value { helpers[name] = fn }
+            }
+        }
+    }
+
+    /// Turns on the count hook so Ctrl-C (`interruptOnSIGINT`) can stop running code.
+    public func enableInterrupts() { kh_enable_hook(L, 1000) }
+
+    /// Runs `body` with SIGINT routed to the running Lua code instead of ending the process.
+    public func interruptOnSIGINT<T>(_ body: () throws -> T) rethrows -> T {
+        kh_sigint_begin(L)
+        defer { kh_sigint_end() }
+        return try body()
+    }
+
+    // MARK: running code
+
+    /// Compiles and runs `code`, returning its results.
+    @discardableResult
+    public func execute(_ code: String, chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
+        try execute(bytes: Array(code.utf8), chunkName: chunkName, arguments: arguments)
+    }
+
+    /// Compiles and runs `bytes` (source text; binary chunks only outside the sandbox).
+    @discardableResult
+    public func execute(bytes: [UInt8], chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
+        try load(bytes: bytes, chunkName: chunkName)
+        return try callLoaded(arguments: arguments)
+    }
+
+    /// Calls a Lua function held by reference (from the host, not from inside a binding: use `LuaContext.call` there).
+    @discardableResult
+    public func call(_ function: LuaReference, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
+        try stack.ensure(2)
+        try stack.push(.reference(function))
+        return try callLoaded(arguments: arguments)
+    }
+
+    /// Calls the global function `name` (e.g. a REPL helper).
+    @discardableResult
+    public func callGlobal(_ name: String, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
+        guard case .reference(let fn) = global(name) else { throw LuaError.runtime("global '\(name)' is not a function") }
+        return try call(fn, arguments)
+    }
+
+    private func load(bytes: [UInt8], chunkName: String) throws {
+        let mode = sandboxEnvironment == nil ? "bt" : "t"
+        let status = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { luaL_loadbufferx(L, $0.baseAddress, buf.count, chunkName, mode) }
+        }
+        if status != LUA_OK {
+            let message = popMessage()
+            if status == LUA_ERRMEM { throw LuaError.setup("not enough memory to load \(chunkName)") }
+            throw LuaError.syntax(message)
+        }
+        if let env = sandboxEnvironment {
+            // A fresh environment per chunk: one program cannot leave globals for the next.
+            let results = try call(env)
+            try stack.push(results.first ?? .nil)
+            _ = lua_setupvalue(L, -2, 1)
+        }
+    }
+
+    /// Calls the function on top of the stack with `arguments`.
+    private func callLoaded(arguments: [LuaValue]) throws -> [LuaValue] {
+        let base = lua_gettop(L) - 1
+        try stack.ensure(Int32(clamping: arguments.count + 4))
+        for argument in arguments { try stack.push(argument) }
+        kh_begin_run(L)
+        let status = kh_pcall(L, Int32(arguments.count), LUA_MULTRET, 1)
+        if status != LUA_OK { throw translateError(status: status) }
+        defer { lua_settop(L, base) }
+        var results: [LuaValue] = []
+        let top = lua_gettop(L)
+        if top > base {
+            for i in (base + 1)...top { results.append(try stack.value(at: i)) }
+        }
+        return results
+    }
+
+    private func translateError(status: Int32) -> LuaError {
+        let message = popMessage()
+        let h = host.pointee
+        if h.budget_hit != 0 { return .instructionBudget(h.budget) }
+        if h.time_hit != 0 { return .timeLimit(seconds: h.time_limit) }
+        if status == LUA_ERRMEM && h.cap_hit != 0 { return .memoryLimit(bytes: h.limit) }
+        if h.interrupt_hit != 0 { return .interrupted }
+        return .runtime(message)
+    }
+
+    private func popMessage() -> String {
+        defer { kh_pop(L, 1) }
+        return stack.describe(at: -1)
+    }
+
+    // MARK: globals and modules
+
+    /// Reads a global without running metamethods.
+    public func global(_ name: String) -> LuaValue {
+        lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        stack.pushText(name)
+        lua_rawget(L, -2)
+        defer { kh_pop(L, 2) }
+        return (try? stack.value(at: -1)) ?? .nil
+    }
+
+    /// Sets a global without running metamethods.
+    public func setGlobal(_ name: String, _ value: LuaValue) throws {
+        lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        stack.pushText(name)
+        try stack.push(value)
+        lua_rawset(L, -3)
+        kh_pop(L, 1)
+    }
+
+    /// Sets a global to a Swift function.
+    public func setGlobal(_ name: String, function body: @escaping LuaFunctionBody) {
+        lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        stack.pushText(name)
+        LuaDispatch.push(body, on: L)
+        lua_rawset(L, -3)
+        kh_pop(L, 1)
+    }
+
+    /// Makes `require(name)` build the module from `define` (full profile only).
+    public func registerModule(_ name: String, _ define: @escaping (inout LuaModule) -> Void) {
+        lua_pushstring(L, kh_preload_table_key())
+        lua_rawget(L, kh_registryindex())
+        guard lua_type(L, -1) == LUA_TTABLE else { kh_pop(L, 1); return }
+        stack.pushText(name)
+        LuaDispatch.push({ ctx in
+            var module = LuaModule(name: name)
+            define(&module)
+            try module.push(on: ctx)
+            return 1
+        }, on: L)
+        lua_rawset(L, -3)
+        kh_pop(L, 1)
+    }
+
+    /// Adds a folder searched by `require` for `name.lua` and `name/init.lua`,
+    /// with chunk names `@<chunkPrefix>/<relative path>` (or the full path when no prefix is given).
+    public func addSearchRoot(_ directory: String, chunkPrefix: String? = nil) throws {
+        try callGlobalHelper("add_root", [.text(directory), chunkPrefix.map(LuaValue.text) ?? .nil])
+    }
+
+    private func callGlobalHelper(_ name: String, _ args: [LuaValue]) throws {
+        guard let helper = helpers[name] else { throw LuaError.setup("'\(name)' is not available in this profile") }
+        try call(helper, args)
+    }
+
+    /// Bytes currently allocated by this state.
+    public var memoryInUse: Int { host.pointee.used }
+}
+
+extension LuaState {
+    /// Registers `keyhost.bench`: `add` in Swift and `c_add` in plain C, for the binding benchmark.
+    public func registerBenchmarkModule() {
+        registerModule("keyhost.bench") { module in
+            module.function("add") { ctx in
+                let (a, b) = (try ctx.integer(1), try ctx.integer(2))
+                ctx.push(a &+ b)
+                return 1
+            }
+        }
+        // Replace the loader with one that also adds the C baseline.
+        _ = try? execute("""
+            local load_swift = package.preload["keyhost.bench"]
+            local c_add = ...
+            package.preload["keyhost.bench"] = function(...)
+              local m = load_swift(...)
+              m.c_add = c_add
+              return m
+            end
+            """, chunkName: "=bench", arguments: [cBaselineAdd()])
+    }
+
+    private func cBaselineAdd() -> LuaValue {
+        kh_push_c_add(L)
+        defer { kh_pop(L, 1) }
+        return .reference(stack.reference(at: -1))
+    }
+}

@@ -1,0 +1,107 @@
+/// Lua code run when a state is set up. Kept in Lua because it is mostly table plumbing.
+enum Prelude {
+    /// Full profile: a `require` searcher over keyhost's search roots, inserted after
+    /// package.preload (native modules) and before package.path.
+    static let full = #"""
+    local roots = {}
+    local io_open, load, error, ipairs = io.open, load, error, ipairs
+    local format, gsub, concat, insert = string.format, string.gsub, table.concat, table.insert
+
+    local function read(path)
+      local file = io_open(path, "rb")
+      if not file then return nil end
+      local text = file:read("a")
+      file:close()
+      return text
+    end
+
+    local function search(name)
+      local relative = gsub(name, "%.", "/")
+      local tried = {}
+      for _, root in ipairs(roots) do
+        for _, shape in ipairs({ "%s.lua", "%s/init.lua" }) do
+          local inside = format(shape, relative)
+          local path = root.dir .. "/" .. inside
+          local source = read(path)
+          if source then
+            local chunkname = root.prefix and ("@" .. root.prefix .. "/" .. inside) or ("@" .. path)
+            local loader, message = load(source, chunkname, "bt")
+            if not loader then
+              error(format("error loading module '%s' from file '%s':\n\t%s", name, path, message), 0)
+            end
+            return loader, path
+          end
+          tried[#tried + 1] = "\n\tno file '" .. path .. "'"
+        end
+      end
+      return concat(tried)
+    end
+
+    insert(package.searchers, 2, search)
+
+    return {
+      add_root = function(dir, prefix) roots[#roots + 1] = { dir = dir, prefix = prefix } end,
+    }
+    """#
+
+    /// Sandbox profile: returns a function that makes a fresh environment for each chunk.
+    static let sandbox = #"""
+    local forbidden = {
+      io = true, os = true, debug = true, package = true, require = true,
+      dofile = true, loadfile = true,
+    }
+    local base = {}
+    for _, name in ipairs({ "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall",
+                            "print", "rawequal", "rawget", "rawlen", "rawset", "select", "setmetatable",
+                            "tonumber", "tostring", "type", "xpcall", "_VERSION" }) do
+      base[name] = _G[name]
+    end
+    string.dump = nil -- nothing may produce binary chunks either
+    local libraries = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine }
+    local real_load, collectgarbage, setmetatable, error, tostring, type, next, pairs =
+      load, collectgarbage, setmetatable, error, tostring, type, next, pairs
+    for name in pairs(forbidden) do _G[name] = nil end
+    _G.load, _G.collectgarbage = nil, nil
+
+    local function readonly(name, library)
+      return setmetatable({}, {
+        __index = library,
+        __newindex = function(_, key)
+          error("sandbox: '" .. name .. "' is read-only (cannot set '" .. tostring(key) .. "')", 2)
+        end,
+        __pairs = function() return next, library, nil end,
+        __metatable = false,
+      })
+    end
+
+    return function()
+      local env = {}
+      for name, value in pairs(base) do env[name] = value end
+      for name, library in pairs(libraries) do env[name] = readonly(name, library) end
+      env._G = env
+      env.load = function(chunk, chunkname, mode, chunkenv)
+        if mode ~= nil and mode ~= "t" then
+          error("sandbox: binary chunks are not allowed (load mode must be \"t\")", 2)
+        end
+        if type(chunk) == "string" and chunk:byte(1) == 27 then
+          error("sandbox: binary chunks are not allowed", 2)
+        end
+        return real_load(chunk, chunkname, "t", chunkenv == nil and env or chunkenv)
+      end
+      env.collectgarbage = function(option, ...)
+        if option == nil or option == "count" or option == "collect" or option == "step" then
+          return collectgarbage(option, ...)
+        end
+        error("sandbox: collectgarbage(\"" .. tostring(option) .. "\") is not allowed", 2)
+      end
+      return setmetatable(env, {
+        __index = function(_, key)
+          if forbidden[key] then
+            error("sandbox: '" .. tostring(key) .. "' is not available in the sandbox", 2)
+          end
+        end,
+        __metatable = false,
+      })
+    end
+    """#
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import LuaRuntime
+
+struct Eval: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a chunk of Lua code and print the values it returns.",
+        discussion: "An expression is accepted too: 'keyhost eval 1+1' prints 2."
+    )
+
+    @Argument(help: ArgumentHelp("Lua code.", valueName: "code"))
+    var code: String
+
+    func run() throws {
+        try Self.evaluate(code)
+    }
+
+    static func evaluate(_ code: String) throws {
+        try Failure.exitOnError {
+            let state = try Host.makeState()
+            let repl = try ReplSession(state: state)
+            switch try repl.evaluate(code, chunkName: "=(command line)") {
+            case .incomplete(let message): throw Failure.message(message)
+            case .failed(let message): throw Failure.message(message)
+            case .succeeded(let output): if let output { print(output) }
+            }
+        }
+    }
+}

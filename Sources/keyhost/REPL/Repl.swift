@@ -1,0 +1,68 @@
+import ArgumentParser
+import KeyhostBindings
+import LuaRuntime
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Repl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the interactive Lua prompt.",
+        discussion: """
+            Expressions print their values; statements may span lines. Tab completes globals, \
+            'table.' fields and 'obj:' methods. Ctrl-C stops running code, Ctrl-D exits. History is \
+            kept in $XDG_STATE_HOME/keyhost/history (mode 0600); statements that mention a PIN, PUK, \
+            password, passphrase, mnemonic, seed, private key or secret, or that start with a space, \
+            are never saved. When standard input is not a terminal, it runs as a script.
+            """
+    )
+
+    func run() throws {
+        if isatty(STDIN_FILENO) != 0 {
+            try Self.interactive()
+        } else {
+            try Run.script(path: "-", arguments: [])
+        }
+    }
+
+    static func interactive() throws {
+        try Failure.exitOnError {
+            let state = try Host.makeState()
+            state.enableInterrupts()
+            let session = try ReplSession(state: state)
+            let editor = LineEditor(historyPath: History.path(), completer: session.completions)
+            print("keyhost \(KeyhostModules.version) (Lua 5.4) · Ctrl-D exits, Ctrl-C interrupts")
+            var pending = ""
+            while true {
+                switch editor.readLine(prompt: pending.isEmpty ? "> " : ">> ") {
+                case .endOfInput:
+                    print()
+                    return
+                case .interrupted:
+                    print()
+                    pending = ""
+                case .line(let line):
+                    let source = pending.isEmpty ? line : pending + "\n" + line
+                    if source.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\n" }) { pending = ""; continue }
+                    do {
+                        switch try state.interruptOnSIGINT({ try session.evaluate(source) }) {
+                        case .incomplete:
+                            pending = source
+                            continue
+                        case .succeeded(let output):
+                            if let output { print(output) }
+                        case .failed(let message):
+                            Failure.writeError("keyhost: " + message + "\n")
+                        }
+                    } catch {
+                        Failure.report(error)
+                    }
+                    fflush(stdout)
+                    editor.record(source)
+                    pending = ""
+                }
+            }
+        }
+    }
+}

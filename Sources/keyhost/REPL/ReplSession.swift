@@ -1,0 +1,38 @@
+import LuaRuntime
+
+/// Evaluation and completion for the REPL, done in Lua by stdlib's keyhost.repl.
+struct ReplSession {
+    enum Outcome: Equatable {
+        case succeeded(String?)
+        case incomplete(String)
+        case failed(String)
+    }
+
+    let state: LuaState
+    private let evalFunction: LuaReference
+    private let completeFunction: LuaReference
+
+    init(state: LuaState) throws {
+        self.state = state
+        let module = try state.execute("return require 'keyhost.repl'", chunkName: "=repl")
+        guard case .table(let fields)? = module.first,
+            case .reference(let eval) = fields["eval"], case .reference(let complete) = fields["complete"]
+        else { throw Failure.message("keyhost.repl did not load; is stdlib/ installed next to keyhost?") }
+        evalFunction = eval
+        completeFunction = complete
+    }
+
+    func evaluate(_ source: String, chunkName: String = "=stdin") throws -> Outcome {
+        let results = try state.call(evalFunction, [.text(source), .text(chunkName)])
+        switch results.first?.stringValue {
+        case "ok": return .succeeded(results.count > 1 ? results[1].stringValue : nil)
+        case "incomplete": return .incomplete(results.count > 1 ? results[1].stringValue ?? "incomplete input" : "incomplete input")
+        default: return .failed(results.count > 1 ? results[1].stringValue ?? "error" : "error")
+        }
+    }
+
+    func completions(for word: String) -> [String] {
+        guard let results = try? state.call(completeFunction, [.text(word)]), case .table(let list)? = results.first else { return [] }
+        return list.array.compactMap(\.stringValue)
+    }
+}

@@ -1,0 +1,96 @@
+-- The REPL's evaluation and completion, used by `keyhost repl` and `keyhost eval`.
+-- It follows lua.c: try "return <line>" first, and read a syntax error at <eof>
+-- as a request for more input.
+local inspect = require "keyhost.inspect"
+
+local load, xpcall, select, type, tostring, getmetatable, next, rawget =
+  load, xpcall, select, type, tostring, getmetatable, next, rawget
+local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.concat
+local traceback = debug.traceback
+
+local M = {}
+
+local function message_handler(err)
+  if type(err) ~= "string" then
+    local mt = getmetatable(err)
+    if mt and mt.__tostring then return tostring(err) end
+    err = ("(error object is a %s value)"):format(type(err))
+  end
+  -- The frames below the user's chunk are the REPL's own: leave them out.
+  local trace = traceback(err, 2)
+  return (trace:gsub("\n\t%[C%]: in function 'xpcall'.*$", ""))
+end
+
+--- Compiles source as an expression, then as a statement; nil, "incomplete", message means more lines are needed.
+function M.compile(source, chunkname)
+  chunkname = chunkname or "=stdin"
+  local fn = load("return " .. source .. ";", chunkname, "t")
+  if fn then return fn end
+  local err
+  fn, err = load(source, chunkname, "t")
+  if fn then return fn end
+  if err:sub(-5) == "<eof>" then return nil, "incomplete", err end
+  return nil, err
+end
+
+--- Runs source; returns "ok" and printable results, "incomplete", or "error" and a message with traceback.
+function M.eval(source, chunkname)
+  local fn, err, detail = M.compile(source, chunkname)
+  if not fn then
+    if err == "incomplete" then return "incomplete", detail end
+    return "error", err
+  end
+  local results = pack(xpcall(fn, message_handler))
+  if not results[1] then return "error", results[2] end
+  if results.n > 1 then return "ok", inspect.values(unpack(results, 2, results.n)) end
+  return "ok"
+end
+
+local function is_identifier(s)
+  return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
+end
+
+-- Fields of a table and of its __index chain, without running any metamethod.
+local function fields(value, want_methods, into, depth)
+  depth = depth or 0
+  if depth > 8 then return into end
+  if type(value) == "table" then
+    for key, v in next, value do
+      if is_identifier(key) and (not want_methods or type(v) == "function") then into[key] = true end
+    end
+  end
+  local mt = getmetatable(value)
+  if type(mt) == "table" then
+    local index = rawget(mt, "__index")
+    if type(index) == "table" then fields(index, want_methods, into, depth + 1) end
+  end
+  return into
+end
+
+--- Completions for the word being typed: globals, `tbl.field` and `obj:method`.
+function M.complete(word, env)
+  env = env or _G
+  local prefix, path, sep, partial = "", nil, nil, word
+  local head, s, tail = word:match("^(.*)([%.:])([%w_]*)$")
+  if head then
+    path, sep, partial = head, s, tail
+    prefix = head .. s
+  end
+  local target = env
+  if path then
+    for part in path:gmatch("[^%.:]+") do
+      if not is_identifier(part) or type(target) ~= "table" then return {} end
+      target = rawget(target, part)
+      if target == nil then return {} end
+    end
+  end
+  local names = fields(target, sep == ":", {})
+  local out = {}
+  for name in next, names do
+    if name:sub(1, #partial) == partial then out[#out + 1] = prefix .. name end
+  end
+  sort(out)
+  return out
+end
+
+return M
