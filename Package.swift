@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime"]),
+        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto"]),
 
         .executableTarget(
             name: "keyhost",

@@ -129,14 +129,17 @@ static int kh_object_gc(lua_State *L) {
     return kh_box_gc(L);
 }
 
-void kh_push_object_gc(lua_State *L) {
-    lua_pushcfunction(L, kh_object_gc);
-}
-
 void kh_push_object(lua_State *L, void *box, const char *tname, int *created) {
     kh_object *o = (kh_object *)lua_newuserdatauv(L, sizeof *o, 1);
     o->box = box;
     *created = luaL_newmetatable(L, tname); // raw operations on the registry only
+    if (*created) {
+        // Lua marks an object for finalization only if __gc is present when the
+        // metatable is set, so it goes in before the first object gets it.
+        lua_pushliteral(L, "__gc");
+        lua_pushcfunction(L, kh_object_gc);
+        lua_rawset(L, -3);
+    }
     lua_setmetatable(L, -2);
 }
 

@@ -99,6 +99,17 @@ public struct LuaContext {
         return object
     }
 
+    /// Checks that allocating `bytes` more stays within the state's memory cap; bindings that
+    /// build large values call it first, since the cap is not enforced while Swift runs.
+    public func reserve(bytes: Int) throws {
+        let host = kh_gethost(L).pointee
+        guard host.limit != 0 else { return }
+        if bytes > host.limit || host.used > host.limit - bytes {
+            kh_gethost(L).pointee.cap_hit = 1
+            throw LuaError.memoryLimit(bytes: host.limit)
+        }
+    }
+
     // MARK: results
 
     /// Pushes results and returns their count, for `return try ctx.return(...)`.

@@ -66,9 +66,6 @@ enum LuaObjectSupport {
             }
             return 1
         }
-        stack.pushText("__gc")
-        kh_push_object_gc(L)
-        lua_rawset(L, -3)
     }
 
     /// Gives the table on top of the stack the shared metatable of structured errors.

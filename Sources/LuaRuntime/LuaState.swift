@@ -49,6 +49,7 @@ public final class LuaState {
     private let host: UnsafeMutablePointer<kh_host>
     public let profile: LuaProfile
     private var sandboxEnvironment: LuaReference?
+    private var sandboxExports: LuaReference?
     private var helpers: [String: LuaReference] = [:]
 
     /// Creates a state with the libraries of `profile` opened.
@@ -88,8 +89,10 @@ public final class LuaState {
         if kh_p_openlibs(L, sandboxed ? 1 : 0) != LUA_OK { throw LuaError.setup(popMessage()) }
         if case .sandbox(let limits) = profile {
             let results = try execute(Prelude.sandbox, chunkName: "=sandbox")
-            guard case .reference(let makeEnvironment)? = results.first else { throw LuaError.setup("sandbox prelude returned no environment") }
+            guard results.count == 2, case .reference(let makeEnvironment) = results[0], case .reference(let exports) = results[1]
+            else { throw LuaError.setup("sandbox prelude returned no environment") }
             sandboxEnvironment = makeEnvironment
+            sandboxExports = exports
             host.pointee.limit = limits.memoryBytes
             host.pointee.budget = limits.instructions
             host.pointee.time_limit = limits.seconds
@@ -183,7 +186,9 @@ public final class LuaState {
         let h = host.pointee
         if h.budget_hit != 0 { return .instructionBudget(h.budget) }
         if h.time_hit != 0 { return .timeLimit(seconds: h.time_limit) }
-        if status == LUA_ERRMEM && h.cap_hit != 0 { return .memoryLimit(bytes: h.limit) }
+        if h.cap_hit != 0 && (status == LUA_ERRMEM || message.contains("sandbox: memory limit")) {
+            return .memoryLimit(bytes: h.limit)
+        }
         if h.interrupt_hit != 0 { return .interrupted }
         return .runtime(message)
     }
@@ -204,9 +209,18 @@ public final class LuaState {
         return (try? stack.value(at: -1)) ?? .nil
     }
 
-    /// Sets a global without running metamethods.
+    /// Pushes the table that globals set by the host go to: the globals table, or in the sandbox the exports.
+    private func pushHostGlobals() {
+        if let exports = sandboxExports {
+            lua_rawgeti(L, kh_registryindex(), lua_Integer(exports.ref))
+        } else {
+            lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        }
+    }
+
+    /// Sets a global without running metamethods (in the sandbox: visible to every chunk run after).
     public func setGlobal(_ name: String, _ value: LuaValue) throws {
-        lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        pushHostGlobals()
         stack.pushText(name)
         try stack.push(value)
         lua_rawset(L, -3)
@@ -215,7 +229,7 @@ public final class LuaState {
 
     /// Sets a global to a Swift function.
     public func setGlobal(_ name: String, function body: @escaping LuaFunctionBody) {
-        lua_rawgeti(L, kh_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        pushHostGlobals()
         stack.pushText(name)
         LuaDispatch.push(body, on: L)
         lua_rawset(L, -3)

@@ -44,7 +44,8 @@ enum Prelude {
     }
     """#
 
-    /// Sandbox profile: returns a function that makes a fresh environment for each chunk.
+    /// Sandbox profile: returns a function that makes a fresh environment for each chunk,
+    /// and the table of host exports that every environment gets.
     static let sandbox = #"""
     local forbidden = {
       io = true, os = true, debug = true, package = true, require = true,
@@ -58,8 +59,9 @@ enum Prelude {
     end
     string.dump = nil -- nothing may produce binary chunks either
     local libraries = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine }
-    local real_load, collectgarbage, setmetatable, error, tostring, type, next, pairs =
-      load, collectgarbage, setmetatable, error, tostring, type, next, pairs
+    local real_load, collectgarbage, setmetatable, error, tostring, type, next, pairs, pcall, rawget =
+      load, collectgarbage, setmetatable, error, tostring, type, next, pairs, pcall, rawget
+    local pack, unpack = table.pack, table.unpack
     for name in pairs(forbidden) do _G[name] = nil end
     _G.load, _G.collectgarbage = nil, nil
 
@@ -74,11 +76,30 @@ enum Prelude {
       })
     end
 
-    return function()
+    -- What the host adds with setGlobal, copied into every environment; the metatable
+    -- makes the host hold it by reference instead of copying it.
+    local exports = setmetatable({}, { __metatable = false })
+    local function make_env()
       local env = {}
       for name, value in pairs(base) do env[name] = value end
+      for name, value in pairs(exports) do env[name] = value end
       for name, library in pairs(libraries) do env[name] = readonly(name, library) end
       env._G = env
+      -- Lua runs a message handler, and every __gc finalizer, with hooks off, so code
+      -- there would escape the instruction budget and the time limit. The handler
+      -- therefore runs after the unwinding, as an ordinary call, and finalizers are refused.
+      env.xpcall = function(f, handler, ...)
+        local results = pack(pcall(f, ...))
+        if results[1] then return unpack(results, 1, results.n) end
+        local _, value = pcall(handler, results[2])
+        return false, value
+      end
+      env.setmetatable = function(t, mt)
+        if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+          error("sandbox: __gc metamethods are not allowed", 2)
+        end
+        return setmetatable(t, mt)
+      end
       env.load = function(chunk, chunkname, mode, chunkenv)
         if mode ~= nil and mode ~= "t" then
           error("sandbox: binary chunks are not allowed (load mode must be \"t\")", 2)
@@ -103,5 +124,6 @@ enum Prelude {
         __metatable = false,
       })
     end
+    return make_env, exports
     """#
 }

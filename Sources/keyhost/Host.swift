@@ -7,8 +7,9 @@ import Glibc
 
 /// Builds the Lua state every command uses: keyhost's modules and search roots.
 enum Host {
-    static func makeState() throws -> LuaState {
-        let state = try LuaState()
+    static func makeState(profile: LuaProfile = .full) throws -> LuaState {
+        let state = try LuaState(profile: profile)
+        guard profile == .full else { return state }
         KeyhostModules.install(in: state)
         if let extra = getenv("KEYHOST_PATH").map({ String(cString: $0) }) {
             for directory in extra.split(separator: ":") where !directory.isEmpty {

@@ -14,14 +14,32 @@ struct Run: ParsableCommand {
     @Argument(help: ArgumentHelp("The script, or - for standard input.", valueName: "file"))
     var file: String
 
+    @Flag(help: "Run untrusted code: no io, os, debug, package or binary chunks, with the limits below.")
+    var sandbox = false
+
+    @Option(help: ArgumentHelp("Sandbox memory cap in MiB.", valueName: "mib"))
+    var memoryLimit: Int = 64
+
+    @Option(help: ArgumentHelp("Sandbox instruction budget.", valueName: "count"))
+    var instructionLimit: UInt64 = 100_000_000
+
+    @Option(help: ArgumentHelp("Sandbox wall-clock limit in seconds.", valueName: "seconds"))
+    var timeLimit: Double = 5
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the script.", valueName: "args"))
     var arguments: [String] = []
 
-    func run() throws {
-        try Self.script(path: file, arguments: arguments)
+    func validate() throws {
+        guard memoryLimit > 0, memoryLimit <= 1 << 20 else { throw ValidationError("--memory-limit must be between 1 and 1048576 MiB, got \(memoryLimit)") }
+        guard timeLimit > 0 else { throw ValidationError("--time-limit must be a positive number of seconds, got \(timeLimit)") }
     }
 
-    static func script(path: String, arguments: [String]) throws {
+    func run() throws {
+        let limits = SandboxLimits(memoryBytes: memoryLimit << 20, instructions: instructionLimit, seconds: timeLimit)
+        try Self.script(path: file, arguments: arguments, profile: sandbox ? .sandbox(limits) : .full)
+    }
+
+    static func script(path: String, arguments: [String], profile: LuaProfile = .full) throws {
         try Failure.exitOnError {
             let source: [UInt8]
             do {
@@ -29,7 +47,7 @@ struct Run: ParsableCommand {
             } catch {
                 throw Failure.message("cannot open \(path): \(error)")
             }
-            let state = try Host.makeState()
+            let state = try Host.makeState(profile: profile)
             let chunkName = path == "-" ? "=stdin" : "@" + path
             try state.setGlobal("arg", .table(LuaTable(
                 array: arguments.map { .text($0) },

@@ -59,15 +59,13 @@ kh_host *kh_gethost(lua_State *L);
 void kh_push_swift_function(lua_State *L, void *box);
 
 /// Pushes a new userdata carrying box, with the metatable registered as tname
-/// (created empty if missing; *created set to 1 then). Released on __gc.
+/// (created with only __gc if missing; *created set to 1 then). Released on __gc.
 void kh_push_object(lua_State *L, void *box, const char *tname, int *created);
 /// The box of the userdata at idx if its metatable is tname, else NULL.
 /// *closed is set when the object exists but was closed/collected.
 void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed);
 /// Detaches the box from the userdata at idx (after __close); returns it.
 void *kh_detach_object(lua_State *L, int idx);
-/// Pushes the shared __gc metamethod for Swift objects.
-void kh_push_object_gc(lua_State *L);
 
 // Protected operations: each returns a lua status (LUA_OK or an error code);
 // on error the error object is left on the stack instead of the result.

@@ -80,12 +80,10 @@ enum History {
 
     /// Creates the folders (0700) and the file (0600); false if that is impossible.
     static func prepare(_ path: String) -> Bool {
-        var partial = ""
-        let components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        for component in components {
-            partial += (partial.isEmpty && path.hasPrefix("/") ? "" : "/") + component
-            if partial.isEmpty { continue }
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST { return false }
+        var folder = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            folder += "/" + component
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST { return false }
         }
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }

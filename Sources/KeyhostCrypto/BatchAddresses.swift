@@ -1,0 +1,59 @@
+import Foundation
+
+extension HDNode {
+    /// Addresses of the non-hardened children `from ..< from + count` of this node, or of its child `chain`
+    /// (0 receive, 1 change) when given; the work is split over all cores.
+    ///
+    /// Children are derived publicly, so an account xpub is enough. The shared libsecp256k1 context is
+    /// only read here, which is safe from many threads after randomization.
+    public func addresses(_ kind: AddressKind, coin: Coin = .bitcoin, chain: UInt32? = nil, from: UInt32 = 0, count: Int) throws -> [String] {
+        guard count >= 0 else { throw ExtendedKeyError.invalidChild(index: from) }
+        guard UInt64(from) + UInt64(count) <= UInt64(DerivationPath.hardenedOffset) else {
+            throw ExtendedKeyError.hardenedFromPublic(index: UInt32(clamping: UInt64(from) + UInt64(count) - 1))
+        }
+        guard count > 0 else { return [] }
+        let base = try chain.map { try neutered().derive(child: $0) } ?? neutered()
+        try Address.checkSupported(kind, coin: coin)  // reject an unsupported kind before any work
+
+        var results = [String](repeating: "", count: count)
+        let failures = FirstFailure()
+        let chunks = count < 64 ? 1 : min(count / 16, ProcessInfo.processInfo.activeProcessorCount * 4)
+        results.withUnsafeMutableBufferPointer { out in
+            let out = out  // each chunk writes a disjoint range of indexes
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                let start = chunk * count / chunks, end = (chunk + 1) * count / chunks
+                // One HMAC context per chunk, keyed once with the shared chain code.
+                let hmac = base.chainCode.withUnsafeBytes { Hash.KeyedHMAC(OpenSSL.shared.hmacSHA512Template, key: $0) }
+                for j in start..<end {
+                    let index = from + UInt32(j)
+                    do {
+                        guard let point = base.publicChildPoint(index, chainCodeOut: nil, hmac: hmac) else {
+                            throw ExtendedKeyError.invalidChild(index: index)
+                        }
+                        out[j] = try Address.encode(PublicKey(raw: point), kind: kind, coin: coin)
+                    } catch {
+                        failures.record(error, at: j)
+                    }
+                }
+            }
+        }
+        if let error = failures.error { throw error }
+        return results
+    }
+}
+
+/// Keeps the error at the lowest index, so a parallel run reports what a serial one would.
+private final class FirstFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var index = Int.max
+    private(set) var error: Error?
+
+    func record(_ error: Error, at index: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        if index < self.index {
+            self.index = index
+            self.error = error
+        }
+    }
+}

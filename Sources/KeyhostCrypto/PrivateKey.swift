@@ -1,0 +1,190 @@
+import COpenSSL
+import CSecp256k1
+
+/// A secp256k1 private key; its 32 bytes live in wiped-on-release storage and are never printed.
+public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The 32 secret bytes, always a valid scalar in 1..n-1.
+    public let secret: SecretBytes
+
+    /// Checks and adopts 32 secret bytes.
+    public init(secret: SecretBytes) throws {
+        guard secret.count == 32 else { throw KeyError.privateKeyLength(secret.count) }
+        let valid = secret.withUnsafeBytes {
+            secpSucceeded(secp256k1_ec_seckey_verify(Secp256k1.shared.context, $0.bindMemory(to: UInt8.self).baseAddress!))
+        }
+        guard valid else { throw KeyError.privateKeyOutOfRange }
+        self.secret = secret
+    }
+
+    /// Checks and copies 32 big-endian bytes.
+    public init(bytes: [UInt8]) throws {
+        try self.init(secret: SecretBytes(bytes))
+    }
+
+    /// A fresh key from the system CSPRNG.
+    public static func generate() -> PrivateKey {
+        while true {
+            let candidate = SecretBytes(count: 32) { fillRandom($0) }
+            // Fails only for a value >= n, with probability below 2^-127.
+            if let key = try? PrivateKey(secret: candidate) { return key }
+        }
+    }
+
+    /// Copies the 32 secret bytes out (not wiped); only for showing or exporting the key.
+    public func revealedBytes() -> [UInt8] { secret.revealedBytes() }
+
+    /// The matching public key.
+    public var publicKey: PublicKey {
+        var raw = secp256k1_pubkey()
+        withSeckey { _ = secp256k1_ec_pubkey_create(Secp256k1.shared.context, &raw, $0) }
+        return PublicKey(raw: raw)
+    }
+
+    // MARK: - ECDSA
+
+    /// RFC 6979 deterministic ECDSA over a 32-byte digest; the result is always low-S.
+    public func sign(digest: [UInt8]) throws -> ECDSASignature {
+        guard digest.count == 32 else { throw SignatureError.digestLength(digest.count) }
+        var sig = secp256k1_ecdsa_signature()
+        let ok = withSeckey { secpSucceeded(secp256k1_ecdsa_sign(Secp256k1.shared.context, &sig, digest, $0, nil, nil)) }
+        guard ok else { throw KeyError.privateKeyOutOfRange }
+        return ECDSASignature(raw: sig)
+    }
+
+    /// RFC 6979 ECDSA over a 32-byte digest with the recovery id (Ethereum, Bitcoin signed messages).
+    public func signRecoverable(digest: [UInt8]) throws -> RecoverableSignature {
+        guard digest.count == 32 else { throw SignatureError.digestLength(digest.count) }
+        var sig = secp256k1_ecdsa_recoverable_signature()
+        let ok = withSeckey { secpSucceeded(secp256k1_ecdsa_sign_recoverable(Secp256k1.shared.context, &sig, digest, $0, nil, nil)) }
+        guard ok else { throw KeyError.privateKeyOutOfRange }
+        var compact = [UInt8](repeating: 0, count: 64)
+        var recid: Int32 = 0
+        _ = secp256k1_ecdsa_recoverable_signature_serialize_compact(Secp256k1.shared.context, &compact, &recid, &sig)
+        return try RecoverableSignature(compact: compact, recoveryID: Int(recid))
+    }
+
+    // MARK: - BIP340 Schnorr
+
+    /// A BIP340 Schnorr signature of `message` (any length; usually a 32-byte hash).
+    /// `auxiliaryRandom` (32 bytes) defaults to fresh CSPRNG output, as BIP340 recommends; pass it for reproducible tests.
+    public func signSchnorr(message: [UInt8], auxiliaryRandom: [UInt8]? = nil) throws -> [UInt8] {
+        let aux = auxiliaryRandom ?? secureRandomBytes(32)
+        guard aux.count == 32 else { throw SignatureError.auxiliaryRandomLength(aux.count) }
+        return try withKeypair { keypair in
+            var signature = [UInt8](repeating: 0, count: 64)
+            let ok = aux.withUnsafeBytes { auxBytes -> Bool in
+                var params = secp256k1_schnorrsig_extraparams()
+                // SECP256K1_SCHNORRSIG_EXTRAPARAMS_INIT is a C initializer macro Swift cannot import.
+                params.magic = (0xda, 0x6f, 0xb3, 0x8c)
+                params.noncefp = nil
+                params.ndata = UnsafeMutableRawPointer(mutating: auxBytes.baseAddress)
+                return secpSucceeded(secp256k1_schnorrsig_sign_custom(
+                    Secp256k1.shared.context, &signature, message, message.count, keypair, &params))
+            }
+            guard ok else { throw KeyError.privateKeyOutOfRange }
+            return signature
+        }
+    }
+
+    /// The BIP341 key-path spending key: this key tweaked so it matches `publicKey.xOnly.taprootOutputKey(merkleRoot:)`.
+    public func taprootTweaked(merkleRoot: [UInt8]? = nil) throws -> PrivateKey {
+        let tweak = try publicKey.xOnly.taprootTweak(merkleRoot: merkleRoot)
+        return try withKeypair { keypair in
+            guard secpSucceeded(secp256k1_keypair_xonly_tweak_add(Secp256k1.shared.context, keypair, tweak)) else {
+                throw KeyError.tweakOutOfRange
+            }
+            let tweaked = SecretBytes(count: 32) { out in
+                _ = secp256k1_keypair_sec(Secp256k1.shared.context, out.bindMemory(to: UInt8.self).baseAddress!, keypair)
+            }
+            return try PrivateKey(secret: tweaked)
+        }
+    }
+
+    // MARK: - Tweaks and ECDH
+
+    /// (this key + `tweak`) mod n, as in BIP32 private derivation.
+    public func adding(tweak: [UInt8]) throws -> PrivateKey {
+        guard tweak.count == 32 else { throw KeyError.privateKeyLength(tweak.count) }
+        var ok = false
+        let sum = SecretBytes(count: 32) { out in
+            secret.withUnsafeBytes { out.copyMemory(from: $0) }
+            ok = secpSucceeded(secp256k1_ec_seckey_tweak_add(Secp256k1.shared.context, out.bindMemory(to: UInt8.self).baseAddress!, tweak))
+        }
+        guard ok else { throw KeyError.tweakOutOfRange }
+        return try PrivateKey(secret: sum)
+    }
+
+    /// ECDH shared secret as the 32-byte x coordinate of (this key · `publicKey`), the form Keycard's secure channel uses.
+    /// (libsecp256k1's default would return SHA-256 of the compressed point instead.)
+    public func sharedSecretX(with publicKey: PublicKey) throws -> SecretBytes {
+        var point = publicKey.raw
+        var ok = false
+        let shared = SecretBytes(count: 32) { out in
+            ok = withSeckey { seckey in
+                secpSucceeded(secp256k1_ecdh(Secp256k1.shared.context, out.bindMemory(to: UInt8.self).baseAddress!, &point, seckey,
+                                             { output, x32, _, _ in
+                                                 guard let output, let x32 else { return 0 }
+                                                 output.update(from: x32, count: 32)
+                                                 return 1
+                                             }, nil))
+            }
+        }
+        guard ok else { throw KeyError.tweakOutOfRange }
+        return shared
+    }
+
+    // MARK: - WIF
+
+    /// Wallet Import Format for `coin` (compressed-key flag set by default, as all modern wallets use).
+    public func wif(coin: Coin = .bitcoin, compressed: Bool = true) throws -> String {
+        guard let version = coin.wifVersion else { throw KeyError.wif("\(coin.name) has no WIF format") }
+        return withWipedScratch(34) { buffer in
+            buffer[0] = version
+            secret.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
+            buffer[33] = 0x01
+            return Base58.encodeCheck(UnsafeRawBufferPointer(rebasing: buffer[0..<(compressed ? 34 : 33)]))
+        }
+    }
+
+    /// Parses a WIF key, checking its version byte against `coin`; also reports whether it was marked compressed.
+    public static func fromWIF(_ text: String, coin: Coin = .bitcoin) throws -> (key: PrivateKey, compressed: Bool) {
+        var payload: [UInt8]
+        do {
+            payload = try Base58.decodeCheck(text)
+        } catch let error as EncodingError {
+            throw KeyError.wif("\(error)")
+        }
+        defer { OPENSSL_cleanse(&payload, payload.count) }
+        guard payload.count == 33 || (payload.count == 34 && payload[33] == 0x01) else {
+            throw KeyError.wif("payload of \(payload.count) bytes; expected a version byte, 32 key bytes and an optional 0x01")
+        }
+        guard payload[0] == coin.wifVersion else {
+            throw KeyError.wif("version byte 0x\(Hex.encode([payload[0]])) is not \(coin.name)'s" +
+                               (coin.wifVersion.map { " (0x\(Hex.encode([$0])))" } ?? ""))
+        }
+        let key = try PrivateKey(secret: SecretBytes(payload[1..<33]))
+        return (key, payload.count == 34)
+    }
+
+    // MARK: - Helpers
+
+    private func withSeckey<R>(_ body: (UnsafePointer<UInt8>) throws -> R) rethrows -> R {
+        try secret.withUnsafeBytes { try body($0.bindMemory(to: UInt8.self).baseAddress!) }
+    }
+
+    /// Runs `body` with a keypair that is wiped afterwards (it embeds the secret key).
+    private func withKeypair<R>(_ body: (UnsafeMutablePointer<secp256k1_keypair>) throws -> R) throws -> R {
+        var keypair = secp256k1_keypair()
+        defer { OPENSSL_cleanse(&keypair, MemoryLayout<secp256k1_keypair>.size) }
+        let ok = withSeckey { secpSucceeded(secp256k1_keypair_create(Secp256k1.shared.context, &keypair, $0)) }
+        guard ok else { throw KeyError.privateKeyOutOfRange }
+        return try body(&keypair)
+    }
+
+    /// Constant-time comparison of the secrets.
+    public static func == (lhs: PrivateKey, rhs: PrivateKey) -> Bool { lhs.secret == rhs.secret }
+
+    /// Never shows the key.
+    public var description: String { "PrivateKey(redacted)" }
+    public var debugDescription: String { description }
+}

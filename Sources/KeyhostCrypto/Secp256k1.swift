@@ -1,0 +1,50 @@
+import COpenSSL
+import CSecp256k1
+
+/// The process's single randomized libsecp256k1 context.
+///
+/// Randomization blinds the signing and key-generation tables against side channels; after it, the
+/// context is only read, which libsecp256k1 documents as safe from many threads at once.
+final class Secp256k1: @unchecked Sendable {
+    static let shared = Secp256k1()
+
+    let context: OpaquePointer
+
+    private init() {
+        guard let context = secp256k1_context_create(UInt32(SECP256K1_CONTEXT_NONE)) else {
+            fatalError("keyhost: secp256k1_context_create failed")
+        }
+        var seed = [UInt8](repeating: 0, count: 32)
+        guard RAND_bytes(&seed, 32) == 1 else { OpenSSL.fail("RAND_bytes for the secp256k1 context seed") }
+        guard secp256k1_context_randomize(context, seed) == 1 else {
+            fatalError("keyhost: secp256k1_context_randomize failed")
+        }
+        OPENSSL_cleanse(&seed, 32)
+        self.context = context
+    }
+
+    deinit { secp256k1_context_destroy(context) }
+}
+
+/// The one check for libsecp256k1's return convention: 1 is success, 0 is failure (invalid input).
+@inline(__always)
+func secpSucceeded(_ rc: Int32) -> Bool { rc == 1 }
+
+/// The secp256k1 group order n, big-endian.
+let secp256k1Order: [UInt8] = [
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE,
+    0xBA, 0xAE, 0xDC, 0xE6, 0xAF, 0x48, 0xA0, 0x3B, 0xBF, 0xD2, 0x5E, 0x8C, 0xD0, 0x36, 0x41, 0x41,
+]
+
+/// Fills `buffer` from OpenSSL's CSPRNG (seeded by the operating system).
+func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard buffer.count > 0 else { return }
+    OpenSSL.check(RAND_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)), "RAND_bytes")
+}
+
+/// `count` bytes from the system CSPRNG.
+public func secureRandomBytes(_ count: Int) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: max(count, 0))
+    out.withUnsafeMutableBytes { fillRandom($0) }
+    return out
+}
