@@ -45,9 +45,12 @@ let package = Package(
             ]
         ),
 
+        // Speed figures against C baselines (scripts/bench); not part of the product.
+        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto"]),
+
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
-        .testTarget(name: "KeyhostCLITests", dependencies: [], path: "Tests/KeyhostCLITests"),
+        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost"]),
     ],
     swiftLanguageModes: [.v5]
 )

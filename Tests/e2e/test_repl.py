@@ -1,0 +1,133 @@
+"""The REPL driven through a pseudo-terminal, as a person would use it."""
+import os
+import stat
+import time
+
+import pexpect
+
+
+def ask(child, line):
+    child.sendline(line)
+    child.expect_exact("\r\n> ")
+    # The echo of the line, then the output, then the next prompt.
+    return child.before.split("\r\n", 1)[1] if "\r\n" in child.before else ""
+
+
+def test_no_arguments_on_a_terminal_starts_the_repl(repl):
+    child = repl()
+    assert ask(child, "1 + 1") == "2"
+
+
+def test_results_are_pretty_printed(repl):
+    child = repl("repl")
+    assert ask(child, "return 1, 2.0, 'x'") == '1\t2.0\t"x"'
+    assert ask(child, "{b = 1, a = {1, 2}, [3] = true}") == "{[3] = true, a = {1, 2}, b = 1}"
+    out = ask(child, "t = {name = 't'}; t.self = t; return t")
+    assert "<table 1>" in out and "self = <cycle 1>" in out, out
+    assert ask(child, "setmetatable({}, {__tostring = function() return 'custom!' end})") == "custom!"
+    assert ask(child, "io.stdout").startswith("file (0x")
+    assert ask(child, "x = 5") == ""
+
+
+def test_multi_line_statements(repl):
+    child = repl("repl")
+    child.sendline("for i = 1, 3 do")
+    child.expect_exact(">> ")
+    child.sendline("  print(i)")
+    child.expect_exact(">> ")
+    assert ask(child, "end") == "1\r\n2\r\n3"
+    child.sendline("function add(a,")
+    child.expect_exact(">> ")
+    child.sendline("b) return a + b end")
+    child.expect_exact("\r\n> ")
+    assert ask(child, "add(40, 2)") == "42"
+
+
+def test_errors_show_message_and_traceback_and_the_repl_goes_on(repl):
+    child = repl("repl")
+    out = ask(child, "error('boom')")
+    assert out.startswith("keyhost: stdin:1: boom\r\nstack traceback:"), out
+    assert "repl.lua" not in out and "xpcall" not in out
+    out = ask(child, "local x = = 1")
+    assert out == "keyhost: stdin:1: unexpected symbol near '='"
+    assert ask(child, "'still here'") == '"still here"'
+
+
+def test_ctrl_c_interrupts_running_code(repl):
+    child = repl("repl")
+    child.sendline("while true do end")
+    time.sleep(0.5)
+    child.sendintr()
+    child.expect_exact("\r\n> ")
+    assert "interrupted" in child.before
+    child.sendline("co = coroutine.wrap(function() while true do end end); co()")
+    time.sleep(0.5)
+    child.sendintr()
+    child.expect_exact("\r\n> ")
+    assert "interrupted" in child.before
+    assert ask(child, "21 * 2") == "42"
+
+
+def test_ctrl_c_at_the_prompt_discards_the_line(repl):
+    child = repl("repl")
+    child.send("this is not lua")
+    time.sleep(0.2)
+    child.sendintr()
+    child.expect_exact("> ")
+    child.sendline("for i = 1, 2 do")
+    child.expect_exact(">> ")
+    child.sendintr()
+    child.expect_exact("> ")
+    assert ask(child, "'fresh'") == '"fresh"'
+
+
+def test_tab_completion(repl):
+    # Each completion is proven by running the completed call: the screen redraw is libedit's business.
+    child = repl("repl")
+    child.send("string.form\t")
+    time.sleep(0.2)
+    child.sendline("('<%d>', 7)")
+    child.expect_exact('"<7>"')
+    child.send("io.stdout:wri\t")
+    time.sleep(0.2)
+    child.sendline("('<ok>')")
+    child.expect_exact("<ok>")
+    child.send("collectg\t")
+    time.sleep(0.2)
+    child.sendline("('count') > 0")
+    child.expect_exact("true")
+
+
+def test_ctrl_d_exits_cleanly(repl):
+    child = repl("repl")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_history_is_private_and_keeps_no_secrets(repl):
+    child = repl("repl")
+    child.sendline("for i = 1, 1 do")
+    child.expect_exact(">> ")
+    ask(child, "end")
+    ask(child, "pin = '123456'")
+    ask(child, "words = 'abandon abandon about'")
+    ask(child, " hidden = 1")
+    ask(child, "answer = 40 + 2")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    history = repl.state_dir / "keyhost" / "history"
+    assert stat.S_IMODE(os.stat(history).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(history.parent).st_mode) == 0o700
+    text = history.read_text()
+    assert "answer" in text
+    assert "123456" not in text and "abandon" not in text and "hidden" not in text
+    assert "for\\040i" in text or "for i" in text
+    # A new session recalls the previous one's last statement with the up arrow.
+    child = repl("repl")
+    child.send("\x1b[A")
+    time.sleep(0.2)
+    child.sendline("")
+    child.expect_exact("\r\n> ")
+    assert ask(child, "answer") == "42"
