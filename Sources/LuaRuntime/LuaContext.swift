@@ -78,8 +78,7 @@ public struct LuaContext {
     public func table(_ i: Int32, optional: Bool = false) throws -> LuaTable {
         if optional && isNil(i) { return LuaTable() }
         guard lua_type(L, i) == LUA_TTABLE else { throw typeError(i, "table") }
-        guard case .table(let table) = try value(i) else { throw typeError(i, "plain table") }
-        return table
+        do { return try stack.table(at: i) } catch let error as LuaError { throw LuaArgumentError(i, error.description) }
     }
 
     /// Argument `i` as a function kept by reference.

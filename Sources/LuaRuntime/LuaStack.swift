@@ -118,6 +118,12 @@ struct LuaStack {
         }
     }
 
+    /// The table at index copied with raw access, whatever its metatable (an options table, say).
+    func table(at index: Int32) throws -> LuaTable {
+        var seen: Set<UnsafeRawPointer> = []
+        return try table(at: lua_absindex(L, index), depth: 0, seen: &seen)
+    }
+
     private func table(at index: Int32, depth: Int, seen: inout Set<UnsafeRawPointer>) throws -> LuaTable {
         guard depth < Self.maxDepth else { throw LuaError.runtime("table nested deeper than \(Self.maxDepth) levels") }
         guard let identity = lua_topointer(L, index) else { return LuaTable() }

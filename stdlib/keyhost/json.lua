@@ -22,7 +22,8 @@
 --     or '}' after object member, got 'x'";
 --   * rejected: trailing garbage, leading zeros, trailing commas, comments, NaN/Infinity,
 --     single quotes, unescaped control characters, a UTF-8 byte order mark, invalid
---     UTF-8 (unless opts.allow_invalid_utf8), nesting deeper than opts.max_depth (512);
+--     UTF-8 (unless opts.allow_invalid_utf8), nesting deeper than opts.max_depth (512;
+--     a limit beyond what the Lua stack can hold gives a clear error, not a crash);
 --   * duplicate object keys: the last one wins.
 --
 -- Encoding
@@ -34,10 +35,12 @@
 --     sorted keys (integer keys written as strings; other key types are errors);
 --   * strings must be valid UTF-8 (binary data: hex-encode it first); opts.ascii = true
 --     escapes non-ASCII as \uXXXX (surrogate pairs above U+FFFF);
---   * a __tojson metamethod returns a Lua value to encode in place of the original;
+--   * a __tojson metamethod returns a Lua value to encode in place of the original
+--     (an error it raises is reported with the path of the value);
 --   * json.number values are written verbatim;
 --   * cycles, functions, threads and userdata without __tojson are errors naming the
---     path, e.g. "json.encode: value at $.a[3] is a function ...";
+--     path, e.g. "json.encode: value at $.a[3] is a function ..." (Lua indices; very
+--     deep paths are shortened in the middle);
 --   * opts.indent (a number of spaces or a string) pretty-prints like Python's
 --     json.dumps(indent=...); opts.max_depth (512) limits nesting.
 --
@@ -460,6 +463,9 @@ function M.decode(...)
     end
     error("json.decode: " .. result.msg, 2)
   end
+  if type(result) == "string" and find(result, "stack overflow", 1, true) then
+    error("json.decode: nesting too deep for the Lua stack; lower opts.max_depth (default 512)", 2)
+  end
   error(result, 0)
 end
 
@@ -483,10 +489,15 @@ local function ascii_escape(ch)
   return format("\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
 end
 
+-- "$.a[3]" for path {"a", 3}; very deep paths keep their first and last 8 steps.
 local function path_text(path, n)
   local parts = { "$" }
   for i = 1, n do
     local k = path[i]
+    if n > 20 and i == 9 then
+      parts[#parts + 1] = format("...(%d more)...", n - 16)
+    end
+    if n > 20 and i > 8 and i <= n - 8 then goto continue end
     if type(k) == "string" then
       if find(k, "^[A-Za-z_][A-Za-z0-9_]*$") then
         parts[#parts + 1] = "." .. k
@@ -498,15 +509,19 @@ local function path_text(path, n)
     else
       parts[#parts + 1] = "[" .. tostring(k) .. "]"
     end
+    ::continue::
   end
   return concat(parts)
 end
 
 local function describe_key(k)
   local tk = type(k)
-  if tk == "number" then return "the float key " .. format("%.17g", k) end
+  if mtype(k) == "integer" then return format("the integer key %d", k) end
+  if tk == "number" then
+    return "the float key " .. ((k ~= k or k == huge or k == -huge) and tostring(k) or format_float(k))
+  end
   if tk == "boolean" then return "the boolean key " .. tostring(k) end
-  return "a " .. tk .. " key"
+  return "a " .. tk .. " key (" .. tostring(k) .. ")"
 end
 
 local function encode_impl(value, opts)
@@ -674,7 +689,11 @@ local function encode_impl(value, opts)
             here(), path_text(path, active[v])))
         end
         active[v] = plen
-        local r = tojson(v)
+        local ok, r = pcall(tojson, v)
+        if not ok then
+          if getmetatable(r) == encode_error_mt then error(r, 0) end
+          fail(format("__tojson of the value at %s raised an error: %s", here(), tostring(r)))
+        end
         if rawequal(r, v) then
           fail(format("__tojson of the value at %s returned the value itself; return a plain table or string", here()))
         end
@@ -706,6 +725,9 @@ function M.encode(...)
   if ok then return result end
   if getmetatable(result) == encode_error_mt then
     error("json.encode: " .. result.msg, 2)
+  end
+  if type(result) == "string" and find(result, "stack overflow", 1, true) then
+    error("json.encode: value nested too deep for the Lua stack; lower opts.max_depth (default 512)", 2)
   end
   error(result, 0)
 end
