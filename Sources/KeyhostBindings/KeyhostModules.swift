@@ -10,6 +10,11 @@ public enum KeyhostModules {
             module.value("version", .text(version))
             module.value("lua_version", .text("Lua 5.4"))
         }
+        HDModule.register(in: state)
+        ECModule.register(in: state)
+        HashModule.register(in: state)
+        AddressModule.register(in: state)
+        CoinsModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }
