@@ -85,8 +85,8 @@ static int kh_trampoline(lua_State *L) {
     kh_boxholder *b = (kh_boxholder *)lua_touserdata(L, lua_upvalueindex(1));
     kh_host *h = kh_gethost(L);
     int argn = 0;
-    // Room for the Swift side to push results without checking each time.
-    if (!lua_checkstack(L, 16)) return luaL_error(L, "stack overflow (calling a keyhost function)");
+    // Lua guarantees LUA_MINSTACK (20) free slots to a C function; Swift code
+    // that pushes more calls lua_checkstack itself (LuaStack.ensure).
     int saved = h->enforce;
     h->enforce = 0;
     int n = kh_dispatch(L, b->box, &argn);

@@ -8,8 +8,7 @@ public struct LuaContext {
 
     init(L: OpaquePointer) {
         self.L = L
-        let owner = Unmanaged<LuaState.Owner>.fromOpaque(kh_gethost(L).pointee.owner).takeUnretainedValue()
-        self.stack = LuaStack(L: L, owner: owner)
+        self.stack = LuaStack(L: L)
     }
 
     /// Number of arguments passed.

@@ -25,10 +25,10 @@ enum LuaDispatch {
     /// Never raises: every outcome becomes a count or a KH_* status for the trampoline.
     private static let dispatch: kh_dispatch_fn = { L, box, argn in
         guard let L, let box else { return KH_RAISE_VALUE }
-        let function = Unmanaged<FunctionBox>.fromOpaque(box).takeUnretainedValue()
         let context = LuaContext(L: L)
         do {
-            return try function.body(context)
+            // The closure's upvalue keeps the box alive for the whole call: no retain needed.
+            return try Unmanaged<FunctionBox>.fromOpaque(box)._withUnsafeGuaranteedRef { try $0.body(context) }
         } catch {
             return context.report(error, argumentIndex: argn)
         }

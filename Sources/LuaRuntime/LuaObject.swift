@@ -35,7 +35,7 @@ enum LuaObjectSupport {
 
     /// Called once per type, when its first object is pushed.
     private static func fill<T: LuaObject>(metatableOf type: T.Type, on L: OpaquePointer) {
-        let stack = LuaStack(L: L, owner: Unmanaged<LuaState.Owner>.fromOpaque(kh_gethost(L).pointee.owner).takeUnretainedValue())
+        let stack = LuaStack(L: L)
         func set(_ name: String, _ body: @escaping LuaFunctionBody) {
             stack.pushText(name)
             LuaDispatch.push(body, on: L)
@@ -71,8 +71,7 @@ enum LuaObjectSupport {
     /// Gives the table on top of the stack the shared metatable of structured errors.
     static func setErrorMetatable(on L: OpaquePointer) {
         if luaL_newmetatable(L, "keyhost.error") != 0 {
-            let owner = Unmanaged<LuaState.Owner>.fromOpaque(kh_gethost(L).pointee.owner).takeUnretainedValue()
-            let stack = LuaStack(L: L, owner: owner)
+            let stack = LuaStack(L: L)
             stack.pushText("__tostring")
             LuaDispatch.push({ ctx in
                 guard lua_type(ctx.L, 1) == LUA_TTABLE else { ctx.push("keyhost error"); return 1 }

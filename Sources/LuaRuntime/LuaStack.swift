@@ -8,7 +8,11 @@ import CLua
 /// (see CKeyhostLua.h). Operations that can run metamethods go through kh_p_*.
 struct LuaStack {
     let L: OpaquePointer
-    let owner: LuaState.Owner
+
+    /// The state's owner, looked up only when a reference is made or checked (not on every call).
+    var owner: LuaState.Owner {
+        Unmanaged<LuaState.Owner>.fromOpaque(kh_gethost(L).pointee.owner!).takeUnretainedValue()
+    }
 
     /// Deepest table nesting converted either way; deeper is an error, not a crash.
     static let maxDepth = 200

@@ -81,7 +81,7 @@ public final class LuaState {
         host.deallocate()
     }
 
-    var stack: LuaStack { LuaStack(L: L, owner: owner) }
+    var stack: LuaStack { LuaStack(L: L) }
 
     private func setUp() throws {
         let sandboxed: Bool

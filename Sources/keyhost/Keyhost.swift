@@ -21,6 +21,25 @@ struct Keyhost: ParsableCommand {
     @Option(name: .customShort("e"), help: ArgumentHelp("Run CODE and print what it returns (like 'keyhost eval').", valueName: "code"))
     var code: String?
 
+    /// `keyhost run FILE [ARGS…]` is how scripts start, so it skips the argument parser, whose
+    /// reflection is about half of keyhost's start-up. The parser reads this shape the same way:
+    /// everything after FILE goes to the script.
+    static func main() {
+        let arguments = CommandLine.arguments
+        if arguments.count >= 3, arguments[1] == "run", arguments[2] == "-" || !arguments[2].hasPrefix("-") {
+            do {
+                try Run.script(path: arguments[2], arguments: Array(arguments[3...]))
+                Glibc.exit(0)
+            } catch let error as ExitCode {
+                Glibc.exit(error.rawValue)
+            } catch {
+                Failure.report(error)
+                Glibc.exit(1)
+            }
+        }
+        main(nil)
+    }
+
     func run() throws {
         if let code {
             try Eval.evaluate(code)
