@@ -5,15 +5,24 @@ import CSecp256k1
 public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The 32 secret bytes, always a valid scalar in 1..n-1.
     public let secret: SecretBytes
+    /// The libsecp256k1 keypair (secret and public key), made once: Schnorr signing and
+    /// `publicKey` then need no further point multiplication.
+    private let keypair: SecretBytes
 
     /// Checks and adopts 32 secret bytes.
     public init(secret: SecretBytes) throws {
         guard secret.count == 32 else { throw KeyError.privateKeyLength(secret.count) }
-        let valid = secret.withUnsafeBytes {
-            secpSucceeded(secp256k1_ec_seckey_verify(Secp256k1.shared.context, $0.bindMemory(to: UInt8.self).baseAddress!))
+        var valid = false
+        let keypair = SecretBytes(count: MemoryLayout<secp256k1_keypair>.size) { out in
+            secret.withUnsafeBytes { seckey in
+                valid = secpSucceeded(secp256k1_keypair_create(
+                    Secp256k1.shared.context, out.baseAddress!.assumingMemoryBound(to: secp256k1_keypair.self),
+                    seckey.bindMemory(to: UInt8.self).baseAddress!))
+            }
         }
         guard valid else { throw KeyError.privateKeyOutOfRange }
         self.secret = secret
+        self.keypair = keypair
     }
 
     /// Checks and copies 32 big-endian bytes.
@@ -36,7 +45,9 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     /// The matching public key.
     public var publicKey: PublicKey {
         var raw = secp256k1_pubkey()
-        withSeckey { _ = secp256k1_ec_pubkey_create(Secp256k1.shared.context, &raw, $0) }
+        keypair.withUnsafeBytes {
+            _ = secp256k1_keypair_pub(Secp256k1.shared.context, &raw, $0.baseAddress!.assumingMemoryBound(to: secp256k1_keypair.self))
+        }
         return PublicKey(raw: raw)
     }
 
@@ -70,7 +81,8 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     public func signSchnorr(message: [UInt8], auxiliaryRandom: [UInt8]? = nil) throws -> [UInt8] {
         let aux = auxiliaryRandom ?? secureRandomBytes(32)
         guard aux.count == 32 else { throw SignatureError.auxiliaryRandomLength(aux.count) }
-        return try withKeypair { keypair in
+        return try keypair.withUnsafeBytes { raw in
+            let keypair = raw.baseAddress!.assumingMemoryBound(to: secp256k1_keypair.self)
             var signature = [UInt8](repeating: 0, count: 64)
             let ok = aux.withUnsafeBytes { auxBytes -> Bool in
                 var params = secp256k1_schnorrsig_extraparams()
@@ -172,13 +184,12 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         try secret.withUnsafeBytes { try body($0.bindMemory(to: UInt8.self).baseAddress!) }
     }
 
-    /// Runs `body` with a keypair that is wiped afterwards (it embeds the secret key).
+    /// Runs `body` with a mutable copy of the keypair that is wiped afterwards (it embeds the secret key).
     private func withKeypair<R>(_ body: (UnsafeMutablePointer<secp256k1_keypair>) throws -> R) throws -> R {
-        var keypair = secp256k1_keypair()
-        defer { OPENSSL_cleanse(&keypair, MemoryLayout<secp256k1_keypair>.size) }
-        let ok = withSeckey { secpSucceeded(secp256k1_keypair_create(Secp256k1.shared.context, &keypair, $0)) }
-        guard ok else { throw KeyError.privateKeyOutOfRange }
-        return try body(&keypair)
+        var copy = secp256k1_keypair()
+        defer { OPENSSL_cleanse(&copy, MemoryLayout<secp256k1_keypair>.size) }
+        keypair.withUnsafeBytes { source in withUnsafeMutableBytes(of: &copy) { $0.copyMemory(from: source) } }
+        return try body(&copy)
     }
 
     /// Constant-time comparison of the secrets.
