@@ -33,6 +33,7 @@ let package = Package(
 
         // Domain modules: pure Swift, no Lua inside.
         .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
+        .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto"]),
@@ -51,6 +52,7 @@ let package = Package(
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost"]),
+        .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
     ],
     swiftLanguageModes: [.v5]
 )

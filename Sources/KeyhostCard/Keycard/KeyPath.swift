@@ -1,0 +1,56 @@
+import KeyhostCrypto
+
+/// A derivation path as Keycard takes it: a source (master, parent, current) and 32-bit big-endian components.
+public struct KeyPath: Equatable, Sendable, CustomStringConvertible {
+    public var source: DerivationSource
+    public var components: [UInt32]
+
+    /// At most 10 components fit the applet's path buffer.
+    public static let maxDepth = 10
+
+    public init(source: DerivationSource = .master, components: [UInt32]) throws {
+        guard components.count <= KeyPath.maxDepth else { throw KeycardError.invalidArgument("a key path holds at most \(KeyPath.maxDepth) components, got \(components.count)") }
+        self.source = source
+        self.components = components
+    }
+
+    /// From an absolute path (`m/...`, source master) or a relative one (source current).
+    public init(_ path: DerivationPath) throws {
+        try self.init(source: path.isAbsolute ? .master : .current, components: path.indexes)
+    }
+
+    /// Parses "m/44'/60'/0'/0/0", "../1" (parent) or "./0" / "0/1" (current).
+    public init(_ text: String) throws {
+        var rest = Substring(text)
+        var source = DerivationSource.current
+        if rest == "m" || rest.hasPrefix("m/") { source = .master; rest = rest.dropFirst(rest.count == 1 ? 1 : 2) }
+        else if rest.hasPrefix("../") { source = .parent; rest = rest.dropFirst(3) }
+        else if rest.hasPrefix("./") { source = .current; rest = rest.dropFirst(2) }
+        let relative = rest.isEmpty ? try DerivationPath(indexes: [], absolute: false) : try DerivationPath("m/" + rest)
+        try self.init(source: source, components: relative.indexes)
+    }
+
+    /// The data field: 4 bytes per component, big-endian.
+    public var encoded: [UInt8] {
+        components.flatMap { c in [UInt8(truncatingIfNeeded: c >> 24), UInt8(truncatingIfNeeded: c >> 16), UInt8(truncatingIfNeeded: c >> 8), UInt8(truncatingIfNeeded: c)] }
+    }
+
+    /// Components from a data field (a multiple of 4 bytes).
+    public static func decode(_ bytes: [UInt8]) throws -> [UInt32] {
+        guard bytes.count % 4 == 0 else { throw KeycardError.invalidArgument("a key path has 4 bytes per component; got \(bytes.count) bytes") }
+        return stride(from: 0, to: bytes.count, by: 4).map { i in
+            UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+        }
+    }
+
+    public var description: String {
+        let prefix: String
+        switch source {
+        case .master: prefix = "m"
+        case .parent: prefix = ".."
+        case .current: prefix = "."
+        case .pinless: prefix = "pinless"
+        }
+        return ([prefix] + components.map { DerivationPath.format($0) }).joined(separator: "/")
+    }
+}

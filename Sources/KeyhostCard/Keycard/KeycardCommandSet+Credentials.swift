@@ -1,0 +1,54 @@
+import KeyhostCrypto
+
+extension KeycardCommandSet {
+    /// GET STATUS P1 00: PIN and PUK tries left and whether a key is loaded.
+    public func getStatus() throws -> ApplicationStatus {
+        try ApplicationStatus(response: sendSecure(.getStatus, p1: 0x00))
+    }
+
+    /// GET STATUS P1 01 (v1): the current derivation path (empty for the master key).
+    public func getCurrentPath() throws -> KeyPath {
+        try requireV1(.getStatus)
+        return try KeyPath(source: .master, components: KeyPath.decode(sendSecure(.getStatus, p1: 0x01)))
+    }
+
+    /// VERIFY PIN. Throws `.wrongPIN(triesLeft:)` or `.pinBlocked`.
+    public func verifyPIN(_ pin: String) throws {
+        var data = Array(pin.utf8)
+        defer { wipe(&data) }
+        try sendSecure(.verifyPIN, data: data)
+    }
+
+    /// CHANGE PIN P1 00 (PIN verified).
+    public func changePIN(_ newPIN: String) throws {
+        try checkDigits(newPIN, Keycard.pinLength, "PIN")
+        var data = Array(newPIN.utf8)
+        defer { wipe(&data) }
+        try sendSecure(.changePIN, p1: CredentialKind.pin.rawValue, data: data)
+    }
+
+    /// CHANGE PIN P1 01 (PIN verified).
+    public func changePUK(_ newPUK: String) throws {
+        try checkDigits(newPUK, Keycard.pukLength, "PUK")
+        var data = Array(newPUK.utf8)
+        defer { wipe(&data) }
+        try sendSecure(.changePIN, p1: CredentialKind.puk.rawValue, data: data)
+    }
+
+    /// CHANGE PIN P1 02 (v1, PIN verified): a new pairing secret; existing pairings stay valid.
+    public func changePairingSecret(_ secret: SecretBytes) throws {
+        try requireV1(.changePIN)
+        guard secret.count == 32 else { throw KeycardError.invalidArgument("a pairing secret has 32 bytes") }
+        var data = secret.revealedBytes()
+        defer { wipe(&data) }
+        try sendSecure(.changePIN, p1: CredentialKind.pairingSecret.rawValue, data: data)
+    }
+
+    /// UNBLOCK PIN: PUK then the new PIN (only while the PIN is blocked). Throws `.wrongPUK` or `.pukBlocked`.
+    public func unblockPIN(puk: String, newPIN: String) throws {
+        try checkDigits(newPIN, Keycard.pinLength, "PIN")
+        var data = Array(puk.utf8) + Array(newPIN.utf8)
+        defer { wipe(&data) }
+        try sendSecure(.unblockPIN, data: data)
+    }
+}

@@ -1,0 +1,71 @@
+import KeyhostCrypto
+
+/// Which key SIGN uses.
+public enum SignMode: Equatable, Sendable {
+    /// The current key (4.x: the master key).
+    case current
+    /// A key derived for this signature only.
+    case derive(KeyPath)
+    /// A derived key that then becomes current (v1).
+    case deriveAndMakeCurrent(KeyPath)
+    /// The PIN-less path's key (v1); works without PIN and even without a secure channel.
+    case pinless
+}
+
+extension KeycardCommandSet {
+    /// SIGN a 32-byte digest with ECDSA; the result verifies against its public key and carries v.
+    public func sign(digest: [UInt8], mode: SignMode = .current) throws -> KeycardSignature {
+        guard digest.count == 32 else { throw KeycardError.invalidArgument("SIGN takes a 32-byte digest, got \(digest.count) bytes") }
+        let (p1, path) = try signParameters(mode)
+        let data = digest + path
+        if mode == .pinless && !isSecureChannelOpen {
+            return try KeycardSignature(response: sendPlain(.sign, p1: p1, data: data), digest: digest)
+        }
+        return try KeycardSignature(response: sendSecure(.sign, p1: p1, p2: SigningAlgorithm.ecdsa.rawValue, data: data), digest: digest)
+    }
+
+    /// SIGN with BIP340 Schnorr (4.x). `tweak` is added to the (even-y) key first, as for Taproot; zero by default.
+    public func signSchnorr(digest: [UInt8], path: KeyPath? = nil, tweak: [UInt8] = [UInt8](repeating: 0, count: 32)) throws -> KeycardSchnorrSignature {
+        try requireV2(.sign)
+        guard digest.count == 32, tweak.count == 32 else { throw KeycardError.invalidArgument("Schnorr SIGN takes a 32-byte digest and a 32-byte tweak") }
+        if let path, path.source != .master { throw KeycardError.unsupported(.sign, applet: appletName) }
+        return try KeycardSchnorrSignature(response: sendSecure(.sign, p1: 0x01, p2: SigningAlgorithm.schnorrBIP340.rawValue,
+                                                                data: digest + tweak + (path?.encoded ?? [])))
+    }
+
+    /// GET CHALLENGE (4.x): `length` (1...245) random bytes from the card.
+    public func getChallenge(length: Int = 32) throws -> [UInt8] {
+        try requireV2(.getChallenge)
+        guard (1...245).contains(length) else { throw KeycardError.invalidArgument("GET CHALLENGE length must be 1...245") }
+        return try sendSecure(.getChallenge, p1: UInt8(length))
+    }
+
+    private func signParameters(_ mode: SignMode) throws -> (UInt8, [UInt8]) {
+        if version == .v2 {
+            switch mode {
+            case .current: return (0x01, [])
+            case .derive(let path) where path.source == .master: return (0x01, path.encoded)
+            default: throw KeycardError.unsupported(.sign, applet: appletName)
+            }
+        }
+        switch mode {
+        case .current: return (0x00, [])
+        case .derive(let path): return (0x01 | path.source.rawValue, path.encoded)
+        case .deriveAndMakeCurrent(let path): return (0x02 | path.source.rawValue, path.encoded)
+        case .pinless: return (0x03, [])
+        }
+    }
+
+    // MARK: - Data
+
+    /// GET DATA: the stored public data (no PIN needed; v1 works without a secure channel too).
+    public func getData(slot: DataSlot = .publicData) throws -> [UInt8] {
+        if version == .v1 && !isSecureChannelOpen { return try sendPlain(.getData, p1: slot.rawValue) }
+        return try sendSecure(.getData, p1: slot.rawValue)
+    }
+
+    /// STORE DATA (PIN verified): up to 127 bytes of public data.
+    public func storeData(_ data: [UInt8], slot: DataSlot = .publicData) throws {
+        try sendSecure(.storeData, p1: slot.rawValue, data: data)
+    }
+}

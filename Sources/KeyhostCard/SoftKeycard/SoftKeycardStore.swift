@@ -1,0 +1,61 @@
+import Foundation
+
+/// Keeps a `SoftKeycardState` in a JSON file, replaced atomically: the new state goes to `<file>.tmp`
+/// (created with mode 0600, written, fsync'd), which is then renamed over the file and the directory fsync'd.
+/// A crash at any point leaves either the old or the new file, never a mix; a stale `.tmp` is ignored.
+/// The file holds the test card's secrets in clear (see `SoftKeycardState`).
+public final class SoftKeycardStore {
+    public let url: URL
+    /// Runs after the temporary file is complete and before the rename; a test throws here to simulate a crash.
+    public var beforeRename: (() throws -> Void)?
+
+    public init(url: URL) { self.url = url }
+
+    var temporaryPath: String { url.path + ".tmp" }
+
+    /// The stored state, or nil when there is no file yet.
+    public func load() throws -> SoftKeycardState? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw SoftKeycardError.corruptState(path: url.path, reason: "\(error)")
+        }
+        do { return try JSONDecoder().decode(SoftKeycardState.self, from: data) } catch {
+            throw SoftKeycardError.corruptState(path: url.path, reason: "\(error)")
+        }
+    }
+
+    public func save(_ state: SoftKeycardState) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let data = try encoder.encode(state)
+        let tmp = temporaryPath
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SoftKeycardError.io(path: tmp, operation: "open", errno: errno) }
+        var written = 0
+        let ok = data.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return true }
+            while written < raw.count {
+                let n = write(fd, base + written, raw.count - written)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                written += n
+            }
+            return true
+        }
+        guard ok, fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(tmp)
+            throw SoftKeycardError.io(path: tmp, operation: "write", errno: code)
+        }
+        close(fd)
+        try beforeRename?()
+        guard rename(tmp, url.path) == 0 else { throw SoftKeycardError.io(path: url.path, operation: "rename", errno: errno) }
+        let dir = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            _ = fsync(dir)
+            close(dir)
+        }
+    }
+}
