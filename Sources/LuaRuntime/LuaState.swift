@@ -270,28 +270,16 @@ public final class LuaState {
 extension LuaState {
     /// Registers `keyhost.bench`: `add` in Swift and `c_add` in plain C, for the binding benchmark.
     public func registerBenchmarkModule() {
+        kh_push_c_add(L)
+        let cAdd = stack.reference(at: -1)
+        kh_pop(L, 1)
         registerModule("keyhost.bench") { module in
             module.function("add") { ctx in
                 let (a, b) = (try ctx.integer(1), try ctx.integer(2))
                 ctx.push(a &+ b)
                 return 1
             }
+            module.value("c_add", .reference(cAdd))
         }
-        // Replace the loader with one that also adds the C baseline.
-        _ = try? execute("""
-            local load_swift = package.preload["keyhost.bench"]
-            local c_add = ...
-            package.preload["keyhost.bench"] = function(...)
-              local m = load_swift(...)
-              m.c_add = c_add
-              return m
-            end
-            """, chunkName: "=bench", arguments: [cBaselineAdd()])
-    }
-
-    private func cBaselineAdd() -> LuaValue {
-        kh_push_c_add(L)
-        defer { kh_pop(L, 1) }
-        return .reference(stack.reference(at: -1))
     }
 }
