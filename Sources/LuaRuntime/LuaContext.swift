@@ -157,12 +157,7 @@ public struct LuaContext {
             let message = stack.describe(at: -1)
             throw LuaRaisedError(value: stack.reference(at: -1), message: message)
         }
-        var results: [LuaValue] = []
-        let top = lua_gettop(L)
-        if top > base {
-            for i in (base + 1)...top { results.append(try stack.value(at: i)) }
-        }
-        return results
+        return try stack.values(above: base)
     }
 
     // MARK: errors

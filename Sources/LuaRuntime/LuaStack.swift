@@ -168,6 +168,13 @@ struct LuaStack {
         return result
     }
 
+    /// The values between `base` (exclusive) and the top, converted: a call's results.
+    func values(above base: Int32) throws -> [LuaValue] {
+        let top = lua_gettop(L)
+        guard top > base else { return [] }
+        return try ((base + 1)...top).map { try value(at: $0) }
+    }
+
     func reference(at index: Int32) -> LuaReference {
         let name = typeName(at: index)
         lua_pushvalue(L, index)

@@ -173,12 +173,7 @@ public final class LuaState {
         let status = kh_pcall(L, Int32(arguments.count), LUA_MULTRET, 1)
         if status != LUA_OK { throw translateError(status: status) }
         defer { lua_settop(L, base) }
-        var results: [LuaValue] = []
-        let top = lua_gettop(L)
-        if top > base {
-            for i in (base + 1)...top { results.append(try stack.value(at: i)) }
-        }
-        return results
+        return try stack.values(above: base)
     }
 
     private func translateError(status: Int32) -> LuaError {
