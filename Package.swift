@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto"]),
+        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard"]),
 
         .executableTarget(
             name: "keyhost",
@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost"]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
+        .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
     ],
     swiftLanguageModes: [.v5]
 )

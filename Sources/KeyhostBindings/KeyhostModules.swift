@@ -5,7 +5,8 @@ public enum KeyhostModules {
     /// The version `keyhost --version` prints and `require "keyhost".version` returns.
     public static let version = "0.1.0"
 
-    public static func install(in state: LuaState) {
+    /// `cardReaders` are the reader sources `keyhost.card` offers besides its `"virtual"` reader (PC/SC, say).
+    public static func install(in state: LuaState, cardReaders: [CardReaderSource] = []) {
         state.registerModule("keyhost") { module in
             module.value("version", .text(version))
             module.value("lua_version", .text("Lua 5.4"))
@@ -15,6 +16,7 @@ public enum KeyhostModules {
         HashModule.register(in: state)
         AddressModule.register(in: state)
         CoinsModule.register(in: state)
+        CardModule.register(in: state, readers: cardReaders)
         state.registerBenchmarkModule()
     }
 }

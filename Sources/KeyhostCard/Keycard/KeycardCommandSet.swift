@@ -16,6 +16,8 @@ public final class KeycardCommandSet {
     public private(set) var secureChannel: KeycardSecureChannel?
     /// The v1 pairing used by `openSecureChannel()`; set it to reuse a stored pairing.
     public var pairing: Pairing?
+    /// Sees every secure-channel exchange decrypted (inner command, inner answer), e.g. for a plaintext trace.
+    public var secureExchangeObserver: ((CommandAPDU, ResponseAPDU) -> Void)?
 
     public init(channel: CardChannel, random: RandomSource = SystemRandom(), trustedCAKeys: [PublicKey] = IdentityCertificate.defaultCAKeys) {
         self.channel = channel
@@ -44,6 +46,7 @@ public final class KeycardCommandSet {
         guard let sc = secureChannel, sc.isOpen else { throw KeycardError.secureChannelNotOpen(ins) }
         let command = CommandAPDU(cla: Keycard.cla, ins: ins.rawValue, p1: p1, p2: p2, data: data)
         let response = try sc.unwrap(try channel.transmit(try sc.wrap(command)), for: command)
+        secureExchangeObserver?(command, response)
         if !sc.isOpen { secureChannel = nil }
         if let error = KeycardError.from(response.statusWord, instruction: ins) { throw error }
         return response.data

@@ -1,0 +1,145 @@
+import KeyhostCard
+import LuaRuntime
+
+/// A card failure as Lua sees it: a table with `kind`, `sw`, `sw_name`, `retries_left`, `command` and
+/// `message`, whose `tostring` reads `wrong PIN: 2 tries left (SW 63C2 from VERIFY PIN)`.
+///
+/// Built only from status words, command names and fixed text: never from arguments, so no PIN, PUK,
+/// password, seed or key can end up in it.
+struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
+    /// Stable machine-readable name: "wrong_pin", "pin_blocked", "no_free_slot", ...
+    let kind: String
+    let text: String
+    let statusWord: StatusWord?
+    let retriesLeft: Int?
+    let command: String?
+
+    init(kind: String, _ text: String, statusWord: StatusWord? = nil, retriesLeft: Int? = nil, command: String? = nil) {
+        self.kind = kind
+        self.text = text
+        self.statusWord = statusWord
+        self.retriesLeft = retriesLeft
+        self.command = command
+    }
+
+    var description: String {
+        var suffix: [String] = []
+        if let statusWord { suffix.append("SW \(CardLuaError.hex(statusWord))") }
+        if let command { suffix.append((statusWord == nil ? "in " : "from ") + command) }
+        return suffix.isEmpty ? text : "\(text) (\(suffix.joined(separator: " ")))"
+    }
+
+    var luaErrorFields: LuaTable {
+        LuaTable([
+            "kind": .text(kind),
+            "sw": statusWord.map { .integer(Int64($0.rawValue)) } ?? .nil,
+            "sw_name": statusWord.flatMap { $0.name }.map { .text($0) } ?? .nil,
+            "retries_left": retriesLeft.map { .integer(Int64($0)) } ?? .nil,
+            "command": command.map { .text($0) } ?? .nil,
+        ])
+    }
+
+    static func hex(_ sw: StatusWord) -> String {
+        let digits = String(sw.rawValue, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    static func tries(_ n: Int) -> String { n == 1 ? "1 try left" : "\(n) tries left" }
+
+    /// Turns any error from the card stack into a structured error; `command` names what was being done
+    /// when the error itself does not say (e.g. "SIGN").
+    static func from(_ error: Error, command: String?) -> Error {
+        switch error {
+        case is LuaArgumentError, is LuaRaisedError, is CardLuaError, is LuaErrorConvertible:
+            return error
+        case let error as KeycardError:
+            return from(keycard: error, command: command)
+        case let error as CardChannelError:
+            switch error {
+            case .connectionLost:
+                return CardLuaError(kind: "connection_lost", "connection to the card was lost; open the session again", command: command)
+            case .replayMismatch, .replayExhausted:
+                return CardLuaError(kind: "replay_mismatch", "\(error)", command: command)
+            case .badTranscript:
+                return CardLuaError(kind: "bad_transcript", "\(error)")
+            }
+        case let error as SoftKeycardError:
+            return CardLuaError(kind: "virtual_card", "\(error)")
+        case let error as APDUError:
+            return CardLuaError(kind: "invalid_apdu", "\(error)", command: command)
+        default:
+            return CardLuaError(kind: "transport", "\(error)", command: command)
+        }
+    }
+
+    static func from(keycard error: KeycardError, command fallback: String?) -> CardLuaError {
+        let sw = error.statusWord
+        func make(_ kind: String, _ text: String, _ ins: KeycardInstruction? = nil, retries: Int? = nil) -> CardLuaError {
+            CardLuaError(kind: kind, text, statusWord: sw, retriesLeft: retries, command: ins.map { "\($0)" } ?? fallback)
+        }
+        switch error {
+        case .wrongPIN(let n):
+            return make("wrong_pin", "wrong PIN: \(tries(n))", .verifyPIN, retries: n)
+        case .pinBlocked:
+            return make("pin_blocked", "PIN blocked: unblock it with the PUK, s:unblock_pin(puk, new_pin)", .verifyPIN, retries: 0)
+        case .wrongPUK(let n):
+            return make("wrong_puk", "wrong PUK: \(tries(n))", .unblockPIN, retries: n)
+        case .pukBlocked:
+            return make("puk_blocked", "PUK blocked: only a factory reset brings the card back", .unblockPIN, retries: 0)
+        case .noFreePairingSlot:
+            return make("no_free_slot", "no free pairing slot: free slots with s:unpair_others() from a paired session, or factory reset the card", .pair)
+        case .conditionsNotSatisfied(let ins):
+            return make("conditions_not_satisfied", "conditions not satisfied: " + conditionsHint(ins), ins)
+        case .wrongData(let ins):
+            return make("wrong_data", "the card rejected the data of \(ins)", ins)
+        case .incorrectParameters(let ins, _):
+            let text = ins == .openSecureChannel
+                ? "the card does not know this pairing (slot empty or out of range); pair again"
+                : "the card rejected the parameters P1-P2 of \(ins)"
+            return make(ins == .openSecureChannel ? "pairing_rejected" : "incorrect_parameters", text, ins)
+        case .referencedDataNotFound(let ins):
+            let text = ins == .sign ? "no PIN-less path is set; set one with s:set_pinless_path(path)" : "referenced data not found"
+            return make("not_found", text, ins)
+        case .instructionNotSupported(let ins):
+            return make("not_supported", "the card does not support \(ins) in its current state (before INIT only INIT is accepted)", ins)
+        case .notInitialized:
+            return make("not_initialized", "the card is not initialised; run s:init{pin = ..., puk = ..., pairing_password = ...} first")
+        case .alreadyInitialized:
+            return make("already_initialized", "the card is already initialised; factory reset it to start over", .initialize)
+        case .secureChannelReset(let ins):
+            return make("channel_reset", "the card reset the secure channel; open it again with s:open_secure_channel() (and verify the PIN)", ins)
+        case .secureChannelNotOpen(let ins):
+            return make("channel_not_open", "\(ins) needs an open secure channel: call s:open_secure_channel() or s:auto()", ins)
+        case .notPaired:
+            return make("not_paired", "no pairing with this card: call s:pair{password = ...} or s:auto()")
+        case .pairingCryptogramMismatch:
+            return make("wrong_pairing_password", "the card's pairing cryptogram does not match: wrong pairing password", .pair)
+        case .untrustedCard(let why):
+            return make("untrusted_card", "untrusted card: \(why)")
+        case .invalidResponse(let ins, let why):
+            return make("invalid_response", "invalid answer to \(ins): \(why)", ins)
+        case .unsupported(let ins, let applet):
+            return make("unsupported", "\(ins) is not offered by applet \(applet)", ins)
+        case .invalidArgument(let why):
+            return make("invalid_argument", why)
+        case .status(let status, let ins):
+            return make("unknown", "the card answered \(status.name ?? "an unknown status word")", ins)
+        }
+    }
+
+    static func conditionsHint(_ ins: KeycardInstruction) -> String {
+        switch ins {
+        case .sign: return "SIGN needs the PIN verified and a key loaded"
+        case .exportKey:
+            return "EXPORT KEY needs the PIN verified and a key loaded; private keys only on EIP-1581 paths (m/43'/60'/1581'/...), extended public keys anywhere else"
+        case .unblockPIN: return "UNBLOCK PIN works only while the PIN is blocked"
+        case .pair: return "PAIR needs the secure channel closed (select the card first)"
+        default: return "\(ins) needs the PIN verified (and, for key commands, a key loaded)"
+        }
+    }
+}
+
+/// Runs `body`, turning card-stack errors into structured Lua errors.
+func cardCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
+    do { return try body() } catch { throw CardLuaError.from(error, command: command) }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import KeyhostCard
+import KeyhostCrypto
+
+/// A source of card readers for `keyhost.card` (PC/SC, say). `KeyhostModules.install(in:cardReaders:)` takes them;
+/// the built-in `"virtual"` reader is always there besides.
+public protocol CardReaderSource {
+    /// The readers this source offers now.
+    func readerNames() throws -> [String]
+    /// A channel to the card in `reader`; waits up to `options.wait` seconds for a card when given.
+    func connect(reader: String, options: CardConnectOptions) throws -> CardChannel
+}
+
+/// How `connect` should behave.
+public struct CardConnectOptions: Sendable, Equatable {
+    /// Seconds to wait for a card to be inserted; nil or 0 means fail at once when there is none.
+    public var wait: Double?
+
+    public init(wait: Double? = nil) { self.wait = wait }
+}
+
+/// The in-process software cards behind `reader = "virtual"`.
+///
+/// A card kept in a state file is shared by every session that opens that file (one `SoftKeycard` per path),
+/// so sessions see each other's changes as on a real card and never overwrite each other's state.
+/// A card without a file is new at each `card.open`.
+enum VirtualCards {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var byPath: [String: SoftKeycard] = [:]
+
+    static func open(state path: String?, options: SoftKeycardOptions, appletGiven: Bool) throws -> SoftKeycard {
+        guard let path else { return try SoftKeycard(options: options) }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        lock.lock()
+        defer { lock.unlock() }
+        if let card = byPath[absolute], FileManager.default.fileExists(atPath: absolute) {
+            try check(card, absolute, options, appletGiven)
+            return card
+        }
+        let card = try SoftKeycard(store: SoftKeycardStore(url: URL(fileURLWithPath: absolute)), options: options)
+        try check(card, absolute, options, appletGiven)
+        byPath[absolute] = card
+        return card
+    }
+
+    private static func check(_ card: SoftKeycard, _ path: String, _ options: SoftKeycardOptions, _ appletGiven: Bool) throws {
+        if appletGiven && card.state.appletVersion != options.appletVersion {
+            throw CardLuaError(kind: "invalid_argument",
+                               "virtual card state \(path) holds applet \(card.state.appletVersion), not \(options.appletVersion); "
+                               + "drop the 'applet' option or use another state file")
+        }
+    }
+}

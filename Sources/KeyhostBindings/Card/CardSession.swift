@@ -1,0 +1,205 @@
+import Foundation
+import KeyhostCard
+import KeyhostCrypto
+import LuaRuntime
+
+/// `keyhost.card.session`: one open connection to a card (virtual, PC/SC or a replayed transcript) with the
+/// Keycard command set on top. Methods raise structured errors (`CardLuaError`); the session stays usable
+/// after any of them. Closing it drops the secure channel keys and writes the recorded transcript, if any.
+final class CardSessionObject: LuaObject {
+    let readerName: String
+    private var card: KeycardCommandSet?
+    let virtualCard: SoftKeycard?
+    let recorder: RecordingChannel?
+    let recordPath: String?
+    let tracer: TracingChannel?
+    let store: PairingStore
+    private(set) var pinVerified = false
+    private var recordingWritten = false
+
+    init(readerName: String, card: KeycardCommandSet, virtualCard: SoftKeycard?, recorder: RecordingChannel?, recordPath: String?,
+         tracer: TracingChannel?, store: PairingStore) {
+        self.readerName = readerName
+        self.card = card
+        self.virtualCard = virtualCard
+        self.recorder = recorder
+        self.recordPath = recordPath
+        self.tracer = tracer
+        self.store = store
+        if let tracer, tracer.showsPlaintext {
+            card.secureExchangeObserver = { [weak tracer] command, response in tracer?.plaintext(command: command, response: response) }
+        }
+    }
+
+    deinit { try? writeRecording() }
+
+    static let luaTypeName = "keyhost.card.session"
+
+    func live() throws -> KeycardCommandSet {
+        guard let card else { throw BindingError("\(Self.luaTypeName) is closed") }
+        return card
+    }
+
+    /// The application info, selecting the applet first when no SELECT was made yet.
+    func info(_ card: KeycardCommandSet) throws -> ApplicationInfo {
+        if let info = card.applicationInfo { return info }
+        return try select(card)
+    }
+
+    @discardableResult
+    func select(_ card: KeycardCommandSet) throws -> ApplicationInfo {
+        pinVerified = false
+        return try card.select()
+    }
+
+    var luaDescription: String {
+        guard let card else { return "\(Self.luaTypeName) (closed)" }
+        var parts = ["reader \(readerName)"]
+        if let info = card.applicationInfo {
+            parts.append(info.isInitialized ? "applet \(info.version)" : "not initialised")
+            if let uid = info.instanceUID { parts.append("uid \(Hex.encode(uid.prefix(4)))…") }
+            if let keyUID = info.keyUID { parts.append("key \(Hex.encode(keyUID.prefix(4)))…") }
+        } else {
+            parts.append("not selected")
+        }
+        if card.isSecureChannelOpen { parts.append(pinVerified ? "secure channel open, PIN verified" : "secure channel open") }
+        if let pairing = card.pairing { parts.append("pairing slot \(pairing.index)") }
+        return "\(Self.luaTypeName)(\(parts.joined(separator: ", ")))"
+    }
+
+    func luaClose() {
+        card?.closeSecureChannel()
+        card?.pairing = nil
+        card?.secureExchangeObserver = nil
+        card = nil
+        pinVerified = false
+        try? writeRecording()
+    }
+
+    /// Writes the transcript (mode 0600: PAIR cryptograms are in it) once, at close.
+    func writeRecording() throws {
+        guard let recorder, let recordPath, !recordingWritten else { return }
+        recordingWritten = true
+        let fd = open(recordPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CardLuaError(kind: "record", "cannot write transcript \(recordPath): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        fchmod(fd, 0o600)
+        let text = Array(recorder.transcript.text.utf8)
+        var written = 0
+        while written < text.count {
+            let n = text[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw CardLuaError(kind: "record", "cannot write transcript \(recordPath)") }
+            written += n
+        }
+    }
+
+    // MARK: - Secure channel and pairing
+
+    /// Opens the secure channel; on v1 with `card.pairing`, else the stored pairing for this card.
+    func openSecureChannel(_ card: KeycardCommandSet) throws {
+        let info = try info(card)
+        pinVerified = false
+        if info.secureChannelVersion == .v1 && card.pairing == nil, let uid = info.instanceUID, let stored = try store.lookup(uid: uid) {
+            card.pairing = stored
+        }
+        try card.openSecureChannel()
+    }
+
+    /// PAIR, then records the pairing in the store at once, before anything else can fail. An ephemeral
+    /// pairing (the 3.2 applet's slot 0xFF, gone at power-off) is never stored.
+    func pair(_ card: KeycardCommandSet, password: SecretBytes, mode: PairingMode, persist: Bool) throws -> Pairing {
+        let info = try info(card)
+        if card.isSecureChannelOpen { try select(card) }
+        let secret = try PairingSecret.derive(password: password.text)
+        let pairing = try card.pair(secret: secret, mode: mode)
+        if persist, pairing.index != Pairing.ephemeralIndex, let uid = info.instanceUID {
+            try store.save(uid: uid, pairing: pairing, applet: "\(info.version)")
+        }
+        return pairing
+    }
+
+    /// SELECT, pair or reuse the stored pairing, open the secure channel, verify the PIN.
+    func auto(_ card: KeycardCommandSet, pin: [UInt8]?, password: [UInt8]?) throws -> LuaTable {
+        let info = try select(card)
+        guard info.isInitialized else { throw KeycardError.notInitialized }
+        var result = LuaTable(["applet": .text("\(info.version)"), "secure_channel": .integer(Int64(info.secureChannelVersion.rawValue))])
+        if info.secureChannelVersion == .v1 {
+            guard let uid = info.instanceUID else { throw KeycardError.invalidResponse(.select, "no instance UID to key the pairing by") }
+            var reused = false
+            if let stored = try store.lookup(uid: uid) {
+                card.pairing = stored
+                do {
+                    try card.openSecureChannel()
+                    reused = true
+                } catch let error as KeycardError where CardSessionObject.rejectsPairing(error) {
+                    // The card no longer knows this pairing (unpaired elsewhere, reset): forget it and pair once more.
+                    try store.remove(uid: uid)
+                    card.pairing = nil
+                    try select(card)
+                }
+            }
+            if !reused {
+                let secret = try SecretInput.pairingPassword.resolve(password)
+                do {
+                    _ = try pair(card, password: secret, mode: .persistent, persist: true)
+                } catch KeycardError.noFreePairingSlot {
+                    // Every slot is taken: an ephemeral pairing still opens a channel, e.g. to unpair_others().
+                    try select(card)
+                    _ = try pair(card, password: secret, mode: .ephemeral, persist: false)
+                    result["ephemeral"] = .boolean(true)
+                }
+                result["new_pairing"] = .boolean(true)
+                try card.openSecureChannel()
+            } else {
+                result["new_pairing"] = .boolean(false)
+            }
+            result["pairing_index"] = card.pairing.map { .integer(Int64($0.index)) } ?? .nil
+            result["instance_uid"] = .string(uid)
+        } else {
+            try card.openSecureChannel()
+        }
+        let secretPIN = try SecretInput.pin.resolve(pin)
+        try verifyPIN(card, secretPIN)
+        return result
+    }
+
+    /// Whether OPEN SECURE CHANNEL / MUTUALLY AUTHENTICATE failed because the card does not know the pairing.
+    static func rejectsPairing(_ error: KeycardError) -> Bool {
+        switch error {
+        case .incorrectParameters(.openSecureChannel, _), .secureChannelReset, .invalidResponse(.mutuallyAuthenticate, _),
+             .invalidResponse(.openSecureChannel, _), .wrongData(.openSecureChannel):
+            return true
+        default:
+            return false
+        }
+    }
+
+    func verifyPIN(_ card: KeycardCommandSet, _ pin: SecretBytes) throws {
+        pinVerified = false
+        try card.verifyPIN(pin.text)
+        pinVerified = true
+    }
+
+    /// Frees every pairing slot but this session's (v1; needs the PIN verified). UNPAIR of a free slot is harmless,
+    /// so indexes are tried upwards until the card refuses the index as out of range.
+    func unpairOthers(_ card: KeycardCommandSet) throws -> [Int] {
+        guard let own = card.pairing else { throw KeycardError.notPaired }
+        var freed: [Int] = []
+        for index in 0..<255 where index != Int(own.index) {
+            do {
+                try card.unpair(index: UInt8(index))
+                freed.append(index)
+            } catch KeycardError.incorrectParameters(.unpair, _) {
+                break
+            }
+        }
+        return freed
+    }
+
+    /// After a command that may have reset the card's secure channel, keeps `pinVerified` honest.
+    func noteChannel(_ card: KeycardCommandSet) {
+        if !card.isSecureChannelOpen { pinVerified = false }
+    }
+
+    func setPINVerified(_ value: Bool) { pinVerified = value }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import KeyhostCard
+import KeyhostCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Secure channel v1 pairings this host made, one per card instance UID, so sessions reuse a slot instead
+/// of taking a new one each time.
+///
+/// The file (default `$XDG_STATE_HOME/keyhost/pairings.json`, else `~/.local/state/keyhost/pairings.json`)
+/// is JSON `{"version": 1, "cards": {"<uid hex>": {"index": 0, "key": "<hex>", "applet": "3.2", "paired_at": "..."}}}`.
+/// Pairing keys are secrets: the folder is 0700 and the file 0600; every change is a read-modify-write under an
+/// exclusive `flock` on `pairings.json.lock`, written to a temporary file (0600, fsync'd) renamed over the old
+/// one, so a crash leaves the old or the new file. No PIN, PUK or pairing password is ever stored.
+final class PairingStore {
+    enum Location: Equatable {
+        case file(String)
+        /// Pairings kept for this process only (virtual in-memory cards, `pairing_store = false`).
+        case memory
+    }
+
+    let location: Location
+    private var memory: [String: Entry] = [:]
+
+    struct Entry: Codable, Equatable {
+        var index: Int
+        var key: String
+        var applet: String?
+        var paired_at: String?
+    }
+
+    private struct File: Codable {
+        var version: Int
+        var cards: [String: Entry]
+    }
+
+    init(_ location: Location) { self.location = location }
+
+    /// `$XDG_STATE_HOME/keyhost/pairings.json` (an absolute XDG_STATE_HOME only, as the spec says), else
+    /// `$HOME/.local/state/keyhost/pairings.json`.
+    static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return state + "/keyhost/pairings.json"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/state/keyhost/pairings.json"
+    }
+
+    var path: String? {
+        if case .file(let path) = location { return path }
+        return nil
+    }
+
+    // MARK: - Reading and writing
+
+    func lookup(uid: [UInt8]) throws -> Pairing? {
+        let entry: Entry?
+        switch location {
+        case .memory: entry = memory[Hex.encode(uid)]
+        case .file(let path): entry = try withLock(path) { try read(path).cards[Hex.encode(uid)] }
+        }
+        guard let entry else { return nil }
+        guard (0...255).contains(entry.index), var key = try? Hex.decode(entry.key), key.count == 32 else {
+            throw CardLuaError(kind: "pairing_store", "pairing store \(path ?? "in memory"): the entry of card \(Hex.encode(uid)) is malformed; remove it")
+        }
+        defer { zero(&key) }
+        return try Pairing(index: UInt8(entry.index), key: SecretBytes(key))
+    }
+
+    func save(uid: [UInt8], pairing: Pairing, applet: String?) throws {
+        let entry = Entry(index: Int(pairing.index), key: Hex.encode(pairing.key.revealedBytes()), applet: applet, paired_at: PairingStore.timestamp())
+        try modify { $0[Hex.encode(uid)] = entry }
+    }
+
+    func remove(uid: [UInt8]) throws {
+        try modify { $0[Hex.encode(uid)] = nil }
+    }
+
+    private func modify(_ change: (inout [String: Entry]) -> Void) throws {
+        switch location {
+        case .memory:
+            change(&memory)
+        case .file(let path):
+            try withLock(path) {
+                var file = try read(path)
+                change(&file.cards)
+                try write(file, to: path)
+            }
+        }
+    }
+
+    private func read(_ path: String) throws -> File {
+        guard FileManager.default.fileExists(atPath: path) else { return File(version: 1, cards: [:]) }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let file = try JSONDecoder().decode(File.self, from: data)
+            guard file.version == 1 else {
+                throw CardLuaError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")
+            }
+            return file
+        } catch let error as CardLuaError {
+            throw error
+        } catch {
+            throw CardLuaError(kind: "pairing_store", "pairing store \(path) is unreadable (\(PairingStore.reason(error))); move it away to start a new one")
+        }
+    }
+
+    private func write(_ file: File, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        var data = try encoder.encode(file)
+        defer { data.resetBytes(in: 0..<data.count) }
+        let tmp = path + ".tmp.\(getpid())"
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ioError(tmp, "create") }
+        let ok = data.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return true }
+            var written = 0
+            while written < raw.count {
+                let n = Glibc.write(fd, base + written, raw.count - written)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                written += n
+            }
+            return true
+        }
+        guard ok, fsync(fd) == 0 else {
+            let error = ioError(tmp, "write")
+            close(fd)
+            unlink(tmp)
+            throw error
+        }
+        close(fd)
+        guard rename(tmp, path) == 0 else {
+            let error = ioError(path, "rename")
+            unlink(tmp)
+            throw error
+        }
+        let dir = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { _ = fsync(dir); close(dir) }
+    }
+
+    /// Runs `body` holding an exclusive lock on `<path>.lock`, creating the folder (0700) first.
+    private func withLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
+        try PairingStore.makeFolder((path as NSString).deletingLastPathComponent)
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ioError(lockPath, "open") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw ioError(lockPath, "lock") }
+        }
+        defer { _ = flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// Creates `folder` and missing parents with mode 0700; the store's own folder is made 0700 if it is wider.
+    static func makeFolder(_ folder: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw CardLuaError(kind: "pairing_store", "pairing store folder \(folder) is not a folder")
+            }
+        } else {
+            let parent = (folder as NSString).deletingLastPathComponent
+            if !parent.isEmpty && parent != folder { try makeFolder(parent) }
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+                throw CardLuaError(kind: "pairing_store", "cannot create pairing store folder \(folder): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        var info = stat()
+        if stat(folder, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0, (folder as NSString).lastPathComponent == "keyhost" {
+            chmod(folder, 0o700)
+        }
+    }
+
+    private func ioError(_ path: String, _ operation: String) -> CardLuaError {
+        CardLuaError(kind: "pairing_store", "pairing store \(path): \(operation) failed: \(String(cString: strerror(errno)))")
+    }
+
+    private static func reason(_ error: Error) -> String {
+        if let error = error as? DecodingError {
+            switch error {
+            case .dataCorrupted(let context): return context.debugDescription
+            case .keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
+            case .typeMismatch(_, let context), .valueNotFound(_, let context): return context.debugDescription
+            @unknown default: return "\(error)"
+            }
+        }
+        return "\(error)"
+    }
+
+    static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date())
+    }
+}
+
+/// Overwrites a byte array the binding owns (explicit_bzero is not optimised away).
+func zero(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+        if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+    }
+}
