@@ -34,6 +34,8 @@ let package = Package(
         // Domain modules: pure Swift, no Lua inside.
         .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
+        .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
+        .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard"]),
@@ -42,6 +44,7 @@ let package = Package(
             name: "keyhost",
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine",
+                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,6 +57,7 @@ let package = Package(
         .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost"]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
+        .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -10,7 +10,7 @@ enum Host {
     static func makeState(profile: LuaProfile = .full) throws -> LuaState {
         let state = try LuaState(profile: profile)
         guard profile == .full else { return state }
-        KeyhostModules.install(in: state)
+        KeyhostModules.install(in: state, cardReaders: [PCSCReaders()])
         if let extra = getenv("KEYHOST_PATH").map({ String(cString: $0) }) {
             for directory in extra.split(separator: ":") where !directory.isEmpty {
                 try state.addSearchRoot(String(directory))

@@ -8,13 +8,20 @@ import LuaRuntime
 enum CardModule {
     static let virtualReader = "virtual"
 
-    static let openOptions = ["reader", "state", "applet", "seed", "pairing_slots", "wait", "trace", "record", "replay", "pairing_store"]
+    static let openOptions = ["reader", "state", "applet", "seed", "pairing_slots", "wait", "trace", "record", "replay", "pairing_store",
+                              "trusted_ca_keys"]
 
     static func register(in state: LuaState, readers sources: [CardReaderSource]) {
         state.registerModule("keyhost.card") { module in
             module.function("readers") { ctx in
                 let names = try cardCall(nil) { try readerList(sources).map(\.name) }
                 return try ctx.return(.table(LuaTable(array: names.map { .text($0) })))
+            }
+            // The software card's certificate authority: trust it (trusted_ca_keys) to talk to a card
+            // that `keyhost card serve --applet 4.0` serves through a real reader.
+            module.function("test_ca_key") { ctx in
+                ctx.push(bytes: SoftKeycard.testCAKey().publicKey.compressed)
+                return 1
             }
             module.function("open") { ctx in
                 ctx.push(object: try open(ctx, sources))
@@ -103,6 +110,16 @@ enum CardModule {
         let random: RandomSource = seed.map { SeededRandom(seed: Array("keyhost card client \($0)".utf8)) } ?? SystemRandom()
         var trusted = IdentityCertificate.defaultCAKeys
         if isVirtual || replayPath != nil { trusted.append(SoftKeycard.testCAKey().publicKey) }
+        if case .table(let keys) = opts["trusted_ca_keys"] {
+            for (i, key) in keys.array.enumerated() {
+                guard case .string(let bytes) = key, let publicKey = try? PublicKey(bytes: bytes) else {
+                    throw LuaArgumentError(1, "trusted_ca_keys[\(i + 1)] is not a 33 or 65 byte public key")
+                }
+                trusted.append(publicKey)
+            }
+        } else if !opts["trusted_ca_keys"].isNil {
+            throw LuaArgumentError(1, "option 'trusted_ca_keys' must be a list of public keys (33 or 65 bytes each)")
+        }
         let card = KeycardCommandSet(channel: base, random: random, trustedCAKeys: trusted)
 
         let store: PairingStore

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import KeyhostCard
+import KeyhostPCSC
+
+
+struct CardInfo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "SELECT the Keycard applet and print what it tells about itself.",
+        discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised."
+    )
+
+    @OptionGroup var readerOptions: ReaderOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let context = try PCSCContext()
+            let card = try readerOptions.connect(context)
+            let info = try KeycardCommandSet(channel: card.channel()).select()
+            let fields = CardInfo.fields(info, reader: card.reader)
+            if json {
+                try printJSON(fields.reduce(into: [String: Any]()) { $0[$1.key] = $1.json })
+            } else {
+                for field in fields { print("\(field.label): \(field.text)") }
+            }
+        }
+    }
+
+    struct Field {
+        var key: String
+        var label: String
+        var json: Any
+        var text: String
+    }
+
+    static func capabilityNames(_ caps: Capabilities) -> [String] {
+        let names: [(Capabilities, String)] = [
+            (.secureChannel, "secure_channel"), (.keyManagement, "key_management"),
+            (.credentialsManagement, "credentials_management"), (.ndef, "ndef"), (.factoryReset, "factory_reset"),
+        ]
+        return names.filter { caps.contains($0.0) }.map(\.1)
+    }
+
+    static func fields(_ info: ApplicationInfo, reader: String) -> [Field] {
+        func optional(_ value: [UInt8]?) -> (Any, String) {
+            value.map { (hexString($0), hexString($0)) } ?? (NSNull(), "none")
+        }
+        let knownVersion = info.version.major != 0 || info.version.minor != 0
+        let uid = optional(info.instanceUID)
+        let scKey = optional(info.secureChannelPublicKey?.uncompressed)
+        let keyUID = optional(info.keyUID)
+        let identity = optional(info.identityCertificate?.identityKey.compressed)
+        let caps = capabilityNames(info.capabilities)
+        var fields = [
+            Field(key: "reader", label: "reader", json: reader, text: reader),
+            Field(key: "initialized", label: "initialized", json: info.isInitialized, text: info.isInitialized ? "yes" : "no"),
+            Field(key: "applet_version", label: "applet version", json: knownVersion ? "\(info.version)" : NSNull(),
+                  text: knownVersion ? "\(info.version)" : "unknown (not initialized)"),
+            Field(key: "secure_channel", label: "secure channel", json: info.secureChannelVersion == .v2 ? 2 : 1,
+                  text: info.secureChannelVersion == .v2 ? "v2" : "v1"),
+            Field(key: "instance_uid", label: "instance UID", json: uid.0, text: uid.1),
+            Field(key: "secure_channel_public_key", label: "secure channel public key", json: scKey.0, text: scKey.1),
+            Field(key: "free_pairing_slots", label: "free pairing slots", json: info.freePairingSlots ?? NSNull(),
+                  text: info.freePairingSlots.map { "\($0)" } ?? "none"),
+            Field(key: "key_uid", label: "key UID", json: keyUID.0, text: keyUID.1),
+            Field(key: "capabilities", label: "capabilities", json: caps, text: caps.joined(separator: ", ")),
+        ]
+        if info.secureChannelVersion == .v2 {
+            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: info.pinRetries ?? NSNull(),
+                                text: info.pinRetries.map { "\($0)" } ?? "unknown"))
+            fields.append(Field(key: "identity_public_key", label: "identity public key", json: identity.0, text: identity.1))
+        }
+        return fields
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import KeyhostPCSC
+
+struct CardList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the PC/SC readers and whether a card is in each."
+    )
+
+    @Flag(help: "Print JSON: an array of {index, name, card_present, atr}.")
+    var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let states = try PCSCContext().readerStates()
+            if json {
+                try printJSON(states.enumerated().map { index, state -> [String: Any] in
+                    ["index": index, "name": state.name, "card_present": state.cardPresent,
+                     "atr": state.cardPresent ? hexString(state.atr) : NSNull()]
+                })
+                return
+            }
+            if states.isEmpty {
+                print("no readers")
+                return
+            }
+            for (index, state) in states.enumerated() {
+                let card = state.cardPresent ? "card present, ATR \(hexString(state.atr))" : "no card"
+                print("\(index): \(state.name): \(card)")
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import KeyhostCard
+import KeyhostVPCD
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct CardServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a software Keycard to the vpcd virtual reader of a running pcscd until stopped.",
+        discussion: """
+            Start the reader first (scripts/virtual-reader start). The card connects to vpcd at HOST:PORT \
+            (default 127.0.0.1:35963, reader "Virtual PCD 00 00"; port 35964 is "Virtual PCD 00 01") and \
+            reconnects when pcscd restarts. With --state the card lives in FILE (created when missing, saved \
+            after every command); without it the card exists in memory only. Stop with Ctrl-C or SIGTERM.
+            """
+    )
+
+    @Flag(name: .customLong("vpcd"), help: "Serve to vsmartcard's vpcd (the only transport so far).")
+    var vpcd = false
+
+    @Argument(help: ArgumentHelp("Where vpcd listens (after --vpcd).", valueName: "host:port"))
+    var address: String?
+
+    @Option(help: ArgumentHelp("Keep the card in FILE (JSON, mode 0600; the test card's secrets are in clear).", valueName: "file"))
+    var state: String?
+
+    @Option(help: ArgumentHelp("Applet to emulate: 3.2 (secure channel v1) or 4.0 (secure channel v2).", valueName: "version"))
+    var applet: String = "3.2"
+
+    @Option(help: ArgumentHelp("Pairing slots of a new card.", valueName: "n"))
+    var pairingSlots: Int = 10
+
+    @Option(help: ArgumentHelp("Make every random byte of a new card reproducible (tests only).", valueName: "seed"))
+    var seed: String?
+
+    @Flag(inversion: .prefixedNo,
+          help: "Applet 4.0: write SELECT's outer A4 length one byte short, as the real 4.0 applet does.")
+    var selectLengthQuirk = true
+
+    func validate() throws {
+        guard vpcd else { throw ValidationError("say where to serve the card: --vpcd [HOST:PORT]") }
+        _ = try endpoint()
+        _ = try appletVersion()
+        guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
+    }
+
+    func endpoint() throws -> VPCDEndpoint {
+        guard let address else { return .default }
+        do { return try VPCDEndpoint(parsing: address) } catch { throw ValidationError("\(error)") }
+    }
+
+    func appletVersion() throws -> AppletVersion {
+        switch applet {
+        case "3.2", "3": return .v3_2
+        case "4.0", "4": return .v4_0
+        default: throw ValidationError("--applet must be 3.2 or 4.0, not \(applet)")
+        }
+    }
+
+    func run() throws {
+        try Failure.exitOnError {
+            let options = SoftKeycardOptions(appletVersion: try appletVersion(), pairingSlots: pairingSlots,
+                                             randomSeed: seed.map { Array($0.utf8) },
+                                             selectLengthQuirk: selectLengthQuirk)
+            let card: SoftKeycard
+            if let state {
+                card = try SoftKeycard(store: SoftKeycardStore(url: URL(fileURLWithPath: state)), options: options)
+            } else {
+                card = try SoftKeycard(options: options)
+            }
+            let log: (String) -> Void = { line in
+                fputs("keyhost card serve: \(line)\n", stderr)
+            }
+            let served = SoftKeycardVPCDCard(card: card, log: log)
+            VPCDStopSignal.install()
+            let client = VPCDClient(card: served, endpoint: try endpoint(), log: log)
+            client.run()
+        }
+    }
+}
