@@ -36,6 +36,7 @@ let package = Package(
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto"]),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard"]),
@@ -58,6 +59,7 @@ let package = Package(
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
+        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto"]),
     ],
     swiftLanguageModes: [.v5]
 )

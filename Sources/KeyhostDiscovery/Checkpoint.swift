@@ -1,0 +1,159 @@
+import Foundation
+
+/// The parameters a checkpoint belongs to. Resuming with others would mix the answers of two different jobs,
+/// so any difference is refused.
+public struct CheckpointParameters: Codable, Equatable, Sendable {
+    public var scheme: String
+    public var keyIdentity: String
+    public var usageSource: String
+    public var receiveGapLimit: Int
+    public var changeGapLimit: Int
+    public var accountGapLimit: Int
+    public var accounts: String
+    public var indexes: String
+
+    /// Human-readable differences from `other` ("receive gap limit 20 in the checkpoint, 50 now").
+    func differences(from stored: CheckpointParameters) -> [String] {
+        var out = [String]()
+        func check<T: Equatable>(_ name: String, _ keyPath: KeyPath<CheckpointParameters, T>) {
+            if self[keyPath: keyPath] != stored[keyPath: keyPath] {
+                out.append("\(name) \(stored[keyPath: keyPath]) in the checkpoint, \(self[keyPath: keyPath]) now")
+            }
+        }
+        check("scheme", \.scheme)
+        check("key", \.keyIdentity)
+        check("usage source", \.usageSource)
+        check("receive gap limit", \.receiveGapLimit)
+        check("change gap limit", \.changeGapLimit)
+        check("account gap limit", \.accountGapLimit)
+        check("account range", \.accounts)
+        check("index range", \.indexes)
+        return out
+    }
+}
+
+/// The usage answers a job already has, kept in a JSON file so an interrupted job resumes without asking the
+/// usage source again (remote sources are slow, rate-limited and sometimes paid).
+///
+/// Written atomically (temporary file, then rename) with mode 0600: it lists a wallet's addresses, which is
+/// private even though it holds no keys.
+public final class DiscoveryCheckpoint {
+    /// On-disk form.
+    struct File: Codable {
+        var format: String
+        var version: Int
+        var parameters: CheckpointParameters
+        var complete: Bool
+        var used: [String]
+        var unused: [String]
+    }
+
+    public let path: String
+    public let parameters: CheckpointParameters
+    private var used: [String] = []
+    private var unused: [String] = []
+    private var known: [String: Bool] = [:]
+    private var dirty = false
+    private var lastWrite = Date.distantPast
+    /// Answers loaded from the file when the job started.
+    public private(set) var loadedCount = 0
+
+    static let format = "keyhost-discovery-checkpoint"
+
+    /// Opens `path`: loads it if it exists (refusing other parameters), or starts empty.
+    public init(path: String, parameters: CheckpointParameters) throws {
+        self.path = path
+        self.parameters = parameters
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch let error as DecodingError {
+            throw DiscoveryError.checkpoint(path: path, detail: "is not a keyhost discovery checkpoint (\(Self.describe(error)))")
+        } catch {
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error.localizedDescription)")
+        }
+        guard file.format == Self.format, file.version == 1 else {
+            throw DiscoveryError.checkpoint(path: path, detail: "has format \(file.format) version \(file.version); expected \(Self.format) version 1")
+        }
+        let differences = parameters.differences(from: file.parameters)
+        guard differences.isEmpty else { throw DiscoveryError.checkpointMismatch(path: path, differences: differences) }
+        used = file.used
+        unused = file.unused
+        for address in used { known[address] = true }
+        for address in unused { known[address] = false }
+        loadedCount = known.count
+    }
+
+    /// The known usage of `address`, if any.
+    public func usage(of address: String) -> Bool? { known[address] }
+
+    /// Records answers (kept in memory until `save`).
+    public func record(_ addresses: [String], _ usage: [Bool]) {
+        for (address, isUsed) in zip(addresses, usage) where known[address] == nil {
+            known[address] = isUsed
+            if isUsed { used.append(address) } else { unused.append(address) }
+            dirty = true
+        }
+    }
+
+    /// Writes the file if there is something new and `interval` seconds have passed (always when `force`).
+    public func save(complete: Bool = false, force: Bool = false, interval: Double = 0) throws {
+        guard dirty || force else { return }
+        guard force || Date().timeIntervalSince(lastWrite) >= interval else { return }
+        let file = File(format: Self.format, version: 1, parameters: parameters, complete: complete, used: used, unused: unused)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(file) } catch {
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be encoded: \(error)")
+        }
+        try Self.writeAtomically(data, to: path)
+        dirty = false
+        lastWrite = Date()
+    }
+
+    /// Temporary file in the same directory (so rename is atomic), created 0600, synced, renamed over `path`.
+    /// A crash leaves either the old checkpoint or the new one, never half of one.
+    static func writeAtomically(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot create \(temp): \(String(cString: strerror(errno)))")
+        }
+        var ok = true
+        var problem = ""
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    ok = false
+                    problem = String(cString: strerror(errno))
+                    return
+                }
+                offset += n
+            }
+        }
+        if ok && fsync(fd) != 0 { ok = false; problem = String(cString: strerror(errno)) }
+        close(fd)
+        if ok && rename(temp, path) != 0 { ok = false; problem = String(cString: strerror(errno)) }
+        if !ok {
+            unlink(temp)
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be written: \(problem)")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription
+        case .keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        @unknown default: return "\(error)"
+        }
+    }
+}
