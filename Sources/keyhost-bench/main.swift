@@ -5,7 +5,10 @@
 // Prints one line per figure: "<name> <median ns per operation> <checksum>", with the same names,
 // inputs and checksums (FNV-1a of every result, plus the last result) as the C baseline, so
 // scripts/bench can put them side by side and check both computed the same thing.
-// Only KeyhostCrypto's public API is used, the way a caller would use it.
+// Only KeyhostCrypto's public API is used, the way a caller would use it; and, for card_sign_path (no C
+// baseline: scripts/bench puts it next to the same work from Lua), KeyhostCard's KeycardCommandSet driving
+// the software card in process.
+import KeyhostCard
 import KeyhostCrypto
 
 #if canImport(Glibc)
@@ -160,4 +163,30 @@ report("bip39_seed", 100) { n, sum in
         last = seed.revealedBytes()
     }
     return Hex.encode(last)
+}
+
+// SIGN with a path (P1 derive, 3.2 secure channel v1) through KeycardCommandSet to SoftKeycard in this process:
+// what `s:sign(digest, {path = ...})` on card.open{reader = "virtual"} does, without Lua. CPU time of both sides.
+if only == nil || only == "card_sign_path" {
+    let soft = try SoftKeycard(options: SoftKeycardOptions(appletVersion: .v3_2))
+    let client = KeycardCommandSet(channel: soft, trustedCAKeys: [SoftKeycard.testCAKey().publicKey])
+    _ = try client.select()
+    try client.initialize(pin: "123456", puk: "987654321098", pairingSecret: PairingSecret.derive(password: "KeycardTest"))
+    _ = try client.select()
+    _ = try client.pair(password: "KeycardTest")
+    try client.openSecureChannel()
+    try client.verifyPIN("123456")
+    _ = try client.loadKey(seed: mnemonic.seed())
+    let path = try KeyPath("m/44'/60'/0'/0/0")
+    let digest = Hash.sha256(Array("keyhost card bench".utf8))
+    for _ in 0..<20 { _ = try client.sign(digest: digest, mode: .derive(path)) }
+    try report("card_sign_path", 500) { n, sum in
+        var last: [UInt8] = []
+        for _ in 0..<n {
+            let signature = try client.sign(digest: digest, mode: .derive(path)).signature
+            last = signature.r + signature.s
+            sum.add(last)
+        }
+        return Hex.encode(last)
+    }
 }

@@ -109,6 +109,11 @@ for _, applet in ipairs(APPLETS) do
     t.eq(account.xpub, node:xpub "zpub")
     t.eq(hd.from_extended(account.xpub):addresses(0, 0, 2), node:addresses(0, 0, 2))
     t.eq(s:export_key { path = "m/44'/60'/0'/0", kind = "extended" }.xpub, master:derive("m/44'/60'/0'/0"):xpub())
+    -- xpub = false: the key and chain code without the xpub (and without the parent's EXPORT KEY)
+    t.eq(s:export_key { path = "m/84'/0'/0'", kind = "extended", xpub = false },
+      { public_key = node:public_key(), chain_code = node:chain_code(), path = "m/84'/0'/0'" })
+    t.raises(function() s:export_key { path = "m/84'/0'/0'", kind = "extended", xpub = false, family = "zpub" } end,
+      "option 'family' is the xpub's")
     local eip = hd.eip1581 { key_type = 0, index = 0 }
     t.eq(s:export_key { path = eip, kind = "private" }.private_key, master:derive(eip):private_key())
     local err = card_error(function() s:export_key { path = path, kind = "private" } end)
@@ -416,6 +421,27 @@ t.test("record a session and replay it", function()
   t.eq(r:sign(DIGEST, { path = "m/44'/60'/0'/0/0" }), sig1)
   local err = card_error(function() r:status() end)
   t.eq(err.kind, "replay_mismatch")
+end)
+
+t.test("an account xpub costs two EXPORT KEY commands, xpub = false one", function()
+  local function exports(opts)
+    local dir = tmpdir()
+    os.execute("mkdir -p '" .. dir .. "'")
+    local record = dir .. "/t.txt"
+    do
+      local s <close> = ready("3.2", { record = record })
+      s:load_seed(hd.mnemonic_to_seed(ABANDON))
+      s:export_key(opts)
+    end
+    local n = 0
+    for line in io.lines(record) do
+      if line:match("^> 80c2") then n = n + 1 end  -- 3.x wraps the data only: CLA INS stay visible
+    end
+    return n
+  end
+  t.eq(exports { path = "m/84'/0'/0'", kind = "extended", family = "zpub" }, 2)
+  t.eq(exports { path = "m/84'/0'/0'", kind = "extended", xpub = false }, 1)
+  t.eq(exports { path = "m", kind = "extended" }, 1, "the master has no parent")
 end)
 
 t.test("options and arguments are checked", function()

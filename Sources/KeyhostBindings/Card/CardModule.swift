@@ -13,6 +13,7 @@ enum CardModule {
 
     static func register(in state: LuaState, readers sources: [CardReaderSource]) {
         state.registerModule("keyhost.card") { module in
+            TLVFunctions.register(in: &module)  // tlv_parse, tlv_build, sw_name
             module.function("readers") { ctx in
                 let names = try cardCall(nil) { try readerList(sources).map(\.name) }
                 return try ctx.return(.table(LuaTable(array: names.map { .text($0) })))

@@ -195,7 +195,7 @@ extension CardSessionObject {
             return 0
         },
         "export_key": method("EXPORT KEY") { _, card, ctx in
-            let opts = try Options(ctx, 2, allowed: ["path", "kind", "family"])
+            let opts = try Options(ctx, 2, allowed: ["path", "kind", "family", "xpub"])
             let path = try opts.string("path").map { text -> KeyPath in
                 do { return try KeyPath(text) } catch { throw LuaArgumentError(2, "option 'path': \(error)") }
             }
@@ -214,13 +214,18 @@ extension CardSessionObject {
                 }
                 family = found
             }
+            // The xpub's parent fingerprint costs one more EXPORT KEY (the parent's key): `xpub = false` skips both.
+            let wantsXpub = try opts.boolean("xpub") ?? true
+            if !wantsXpub && opts.has("family") {
+                throw LuaArgumentError(2, "option 'family' is the xpub's; it makes no sense with xpub = false")
+            }
             let exported = try card.exportKey(option, path: path)
             var table = LuaTable()
             if let key = exported.resolvedPublicKey { table["public_key"] = .string(key.compressed) }
             if let chainCode = exported.chainCode { table["chain_code"] = .string(chainCode) }
             if let privateKey = exported.privateKey { table["private_key"] = .string(privateKey.revealedBytes()) }
             if let path { table["path"] = .text(path.description) }
-            if option == .extendedPublic, let key = exported.resolvedPublicKey, let chainCode = exported.chainCode,
+            if wantsXpub, option == .extendedPublic, let key = exported.resolvedPublicKey, let chainCode = exported.chainCode,
                let path, path.source == .master {
                 table["xpub"] = .text(try CardTables.extendedPublicKey(card, path: path, key: key, chainCode: chainCode, family: family))
             }

@@ -9,7 +9,7 @@ public struct StatusWord: RawRepresentable, Hashable, Sendable, CustomStringConv
     public var sw1: UInt8 { UInt8(truncatingIfNeeded: rawValue >> 8) }
     public var sw2: UInt8 { UInt8(truncatingIfNeeded: rawValue) }
 
-    // MARK: ISO 7816-4 values Keycard uses
+    // MARK: ISO 7816-4 values Keycard uses (`name` knows every word ISO 7816-4 defines by SW1 and SW2)
     public static let success = StatusWord(0x9000)
     /// 63Cx: verification failed, x tries left.
     public static let verificationFailedBase = StatusWord(0x63C0)
@@ -47,17 +47,47 @@ public struct StatusWord: RawRepresentable, Hashable, Sendable, CustomStringConv
         if let tries = triesLeft { return "verification failed, \(tries) tries left" }
         switch rawValue {
         case 0x9000: return "success"
+        case 0x6200: return "warning, non-volatile memory unchanged"
+        case 0x6281: return "part of returned data may be corrupted"
+        case 0x6282: return "end of file or record reached before reading Ne bytes"
+        case 0x6283: return "selected file deactivated"
+        case 0x6284: return "file control information not formatted"
+        case 0x6285: return "selected file in termination state"
+        case 0x6286: return "no input data available from a sensor on the card"
+        case 0x6300: return "warning, non-volatile memory changed"
+        case 0x6381: return "file filled up by the last write"
+        case 0x6400: return "execution error, non-volatile memory unchanged"
+        case 0x6401: return "immediate response required by the card"
+        case 0x6500: return "execution error, non-volatile memory changed"
+        case 0x6581: return "memory failure"
+        case 0x6600: return "security-related issue"
         case 0x6700: return "wrong length"
+        case 0x6800: return "functions in CLA not supported"
+        case 0x6881: return "logical channel not supported"
+        case 0x6882: return "secure messaging not supported"
+        case 0x6883: return "last command of the chain expected"
+        case 0x6884: return "command chaining not supported"
+        case 0x6900: return "command not allowed"
+        case 0x6981: return "command incompatible with file structure"
         case 0x6982: return "security status not satisfied"
         case 0x6983: return "authentication method blocked"
         case 0x6984: return "reference data not usable"
         case 0x6985: return "conditions of use not satisfied"
+        case 0x6986: return "command not allowed (no current EF)"
+        case 0x6987: return "expected secure messaging data objects missing"
+        case 0x6988: return "incorrect secure messaging data objects"
+        case 0x6A00: return "wrong parameters P1-P2"
         case 0x6A80: return "incorrect parameters in the data field"
         case 0x6A81: return "function not supported"
         case 0x6A82: return "file or application not found"
+        case 0x6A83: return "record not found"
         case 0x6A84: return "not enough memory space in the file"
+        case 0x6A85: return "Nc inconsistent with TLV structure"
         case 0x6A86: return "incorrect parameters P1-P2"
+        case 0x6A87: return "Nc inconsistent with parameters P1-P2"
         case 0x6A88: return "referenced data not found"
+        case 0x6A89: return "file already exists"
+        case 0x6A8A: return "DF name already exists"
         case 0x6B00: return "wrong parameters P1-P2"
         case 0x6D00: return "instruction code not supported"
         case 0x6E00: return "class not supported"
