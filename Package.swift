@@ -39,19 +39,19 @@ let package = Package(
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto"]),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard"]),
+        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
 
         .executableTarget(
             name: "keyhost",
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine",
-                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard",
+                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
         // Speed figures against C baselines (scripts/bench); not part of the product.
-        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto"]),
+        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),
 
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),

@@ -17,6 +17,7 @@ public enum KeyhostModules {
         AddressModule.register(in: state)
         CoinsModule.register(in: state)
         CardModule.register(in: state, readers: cardReaders)
+        DiscoveryModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }

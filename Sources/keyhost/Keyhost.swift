@@ -15,7 +15,7 @@ struct Keyhost: ParsableCommand {
             and otherwise runs standard input as a script.
             """,
         version: KeyhostModules.version,
-        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self]
+        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, Discover.self]
     )
 
     @Option(name: .customShort("e"), help: ArgumentHelp("Run CODE and print what it returns (like 'keyhost eval').", valueName: "code"))
@@ -37,7 +37,7 @@ struct Keyhost: ParsableCommand {
                 Glibc.exit(1)
             }
         }
-        main(nil)
+        main(Discover.normalize(Array(arguments.dropFirst())))
     }
 
     func run() throws {

@@ -1,0 +1,288 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostDiscovery
+import LuaRuntime
+
+/// `keyhost.discovery`: BIP44-style account discovery (gap limits) over an xpub, a mnemonic or seed, or a card,
+/// with usage from an index file, an HTTP service or a Lua function. A thin layer over `KeyhostDiscovery`.
+enum DiscoveryModule {
+    static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
+                              "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
+                              "retries", "batch_size", "checkpoint", "on_progress", "api_key_env", "chain_id"]
+
+    static func register(in state: LuaState) {
+        state.registerModule("keyhost.discovery") { module in
+            module.function("scan") { ctx in try ctx.return(.table(try scan(ctx))) }
+            module.value("schemes", .table(LuaTable(array: DiscoverySetup.schemeNames.map { .text($0) })))
+        }
+    }
+
+    /// A failure inside a Lua callback, kept so the scan ends with that very error (tables and all).
+    final class CallbackFailure {
+        var error: Error?
+    }
+
+    static func scan(_ ctx: LuaContext) throws -> LuaTable {
+        let opts = try Options(ctx, 1, allowed: scanOptions)
+        if ctx.isNil(1) { throw LuaArgumentError(1, "options table expected, e.g. {xpub = \"zpub...\", source = \"index:used.txt\"}") }
+        let failure = CallbackFailure()
+
+        // Keys.
+        let keyOptions = ["xpub", "mnemonic", "seed", "card"].filter(opts.has)
+        guard keyOptions.count == 1 else {
+            throw LuaArgumentError(1, keyOptions.isEmpty ? "no key source: give one of xpub, mnemonic, seed or card"
+                : "options \(keyOptions.map { "'\($0)'" }.joined(separator: " and ")) exclude each other; give one key source")
+        }
+        if opts.has("passphrase") && !opts.has("mnemonic") { throw LuaArgumentError(1, "option 'passphrase' goes with 'mnemonic'") }
+        var keys: AccountKeySource
+        var family: ExtendedKeyVersion?
+        var exporter: CardAccountExporter?
+        if let text = try opts.string("xpub") {
+            let source: ExtendedPublicKeySource
+            do { source = try ExtendedPublicKeySource(text) } catch {
+                throw LuaArgumentError(1, "option 'xpub': \(error)")
+            }
+            family = source.key.family
+            keys = source
+        } else if let phrase = try opts.string("mnemonic") {
+            let mnemonic: Mnemonic
+            do { mnemonic = try Mnemonic(phrase: phrase) } catch { throw LuaArgumentError(1, "option 'mnemonic': \(error)") }
+            keys = try SeedKeySource(mnemonic: mnemonic, passphrase: try opts.string("passphrase") ?? "")
+        } else if var seed = try opts.bytes("seed") {
+            defer { zero(&seed) }
+            guard (16...64).contains(seed.count) else {
+                throw LuaArgumentError(1, "option 'seed' is \(seed.count) bytes; a BIP32 seed is 16 to 64 bytes (hd.mnemonic_to_seed gives 64)")
+            }
+            keys = try SeedKeySource(seed: SecretBytes(seed))
+        } else {
+            let session = try cardSession(ctx, opts)
+            let card = try session.live()
+            guard card.isSecureChannelOpen, session.pinVerified else {
+                throw LuaArgumentError(1, "option 'card': the session has no verified PIN; call s:auto{...} (or open the secure channel and verify the PIN) first")
+            }
+            let cardExporter = CardAccountExporter(card: card)
+            exporter = cardExporter
+            keys = try cardExporter.keySource(label: "card in \(session.readerName)")
+        }
+
+        // Scheme.
+        var request = DiscoverySetup.SchemeRequest(coin: try opts.coin(), kind: try opts.kind(), scheme: try opts.string("scheme"),
+                                                   template: try opts.string("template"), keyFamily: family)
+        if let purpose = try opts.integer("purpose") {
+            guard let value = UInt32(exactly: purpose) else { throw LuaArgumentError(1, "option 'purpose' is \(purpose); use 44, 49, 84 or 86") }
+            request.purpose = value
+        }
+        let scheme: DiscoveryScheme
+        do { scheme = try DiscoverySetup.scheme(request) } catch let error as DiscoverySetupError {
+            throw LuaArgumentError(1, error.description)
+        }
+
+        // Limits.
+        var options = DiscoveryOptions()
+        let gap = try positive(opts, "gap_limit", default: 20, what: "how many consecutive unused addresses end a chain's scan", hint: "BIP44 uses 20")
+        options.receiveGapLimit = gap
+        options.changeGapLimit = try positive(opts, "change_gap_limit", default: gap, what: "how many consecutive unused change addresses end the change chain's scan", hint: "it defaults to gap_limit")
+        options.accountGapLimit = try positive(opts, "account_gap", default: 1, what: "how many consecutive empty accounts end the scan", hint: "1 stops at the first empty account, as BIP44")
+        options.accounts = try range(opts, "accounts")
+        options.indexes = try range(opts, "indexes")
+        if opts.has("batch_size") { options.batchSize = try positive(opts, "batch_size", default: 100, what: "the most addresses asked of the source at once", hint: "default 100") }
+
+        // Usage.
+        var http = HTTPOptions()
+        if opts.has("parallel") { http.maxConcurrentRequests = try positive(opts, "parallel", default: 4, what: "the HTTP requests in flight at once", hint: "default 4") }
+        if opts.has("timeout") { http.timeout = try seconds(opts, "timeout") }
+        if let retries = try opts.integer("retries") {
+            guard retries >= 0 else { throw LuaArgumentError(1, "option 'retries' is \(retries); use 0 or more") }
+            http.maxRetries = Int(clamping: retries)
+        }
+        let usage = try usageSource(ctx, opts, scheme: scheme, http: http, failure: failure)
+
+        // Run.
+        let engine = DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
+        engine.checkpointPath = try opts.string("checkpoint")
+        switch opts["on_progress"] {
+        case .nil: break
+        case .reference(let function) where function.typeName == "function":
+            engine.progress = { progress in
+                guard failure.error == nil else { return }
+                do { _ = try ctx.call(function, [.table(progressTable(progress))]) } catch { failure.error = error }
+            }
+        default:
+            throw LuaArgumentError(1, "option 'on_progress' must be a function, got \(opts["on_progress"].typeName)")
+        }
+        let result: DiscoveryResult
+        do {
+            result = try engine.run()
+        } catch {
+            throw failure.error ?? error
+        }
+        if let error = failure.error { throw error }
+        var table = resultTable(result)
+        if let exporter {
+            var totals = table["totals"]
+            if case .table(var t) = totals { t["key_exports"] = .integer(Int64(exporter.exportCommands)); totals = .table(t) }
+            table["totals"] = totals
+        }
+        return table
+    }
+
+    /// The `card` option as a session object.
+    private static func cardSession(_ ctx: LuaContext, _ opts: Options) throws -> CardSessionObject {
+        let wrong = LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}), got \(opts["card"].typeName)")
+        guard case .reference(let reference) = opts["card"], reference.typeName == "userdata" else { throw wrong }
+        try ctx.push(.reference(reference))
+        let index = ctx.argumentCount
+        if ctx.typeName(index) != CardSessionObject.luaTypeName {
+            throw LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}), got \(ctx.typeName(index))")
+        }
+        do { return try ctx.object(index, as: CardSessionObject.self) } catch {
+            throw LuaArgumentError(1, "option 'card': the \(CardSessionObject.luaTypeName) is closed")
+        }
+    }
+
+    private static func positive(_ opts: Options, _ key: String, default value: Int, what: String, hint: String) throws -> Int {
+        guard let raw = try opts.integer(key) else { return value }
+        guard raw >= 1 else {
+            throw LuaArgumentError(1, "option '\(key)' is \(raw): it is \(what) and must be at least 1 (\(hint))")
+        }
+        return Int(clamping: raw)
+    }
+
+    private static func seconds(_ opts: Options, _ key: String) throws -> Double {
+        switch opts[key] {
+        case .integer(let n) where n > 0: return Double(n)
+        case .number(let n) where n > 0 && n.isFinite: return n
+        default: throw LuaArgumentError(1, "option '\(key)' must be a positive number of seconds")
+        }
+    }
+
+    /// `{from, to}` or a single number, each 0...2^31-1.
+    private static func range(_ opts: Options, _ key: String) throws -> ClosedRange<UInt32> {
+        let limit = Int64(DerivationLimit.maxIndex)
+        func bound(_ value: LuaValue) throws -> UInt32 {
+            let number: Int64
+            switch value {
+            case .integer(let n): number = n
+            case .number(let n) where Int64(exactly: n) != nil: number = Int64(exactly: n)!
+            default: throw LuaArgumentError(1, "option '\(key)' takes {from, to} with integers, got \(value.typeName)")
+            }
+            guard (0...limit).contains(number) else { throw LuaArgumentError(1, "option '\(key)': \(number) is outside 0...\(limit)") }
+            return UInt32(number)
+        }
+        switch opts[key] {
+        case .nil: return 0...DerivationLimit.maxIndex
+        case .integer, .number: let n = try bound(opts[key]); return n...n
+        case .table(let table):
+            guard table.array.count == 2, table.fields.isEmpty else { throw LuaArgumentError(1, "option '\(key)' takes {from, to}, e.g. {0, 9}") }
+            let (from, to) = (try bound(table.array[0]), try bound(table.array[1]))
+            guard from <= to else { throw LuaArgumentError(1, "option '\(key)' is {\(from), \(to)}: from must not be above to") }
+            return from...to
+        default:
+            throw LuaArgumentError(1, "option '\(key)' takes {from, to}, got \(opts[key].typeName)")
+        }
+    }
+
+    /// `source`: a string naming a source, a Lua function, or a list / set of used addresses.
+    private static func usageSource(_ ctx: LuaContext, _ opts: Options, scheme: DiscoveryScheme, http: HTTPOptions,
+                                    failure: CallbackFailure) throws -> UsageSource {
+        switch opts["source"] {
+        case .nil:
+            throw LuaArgumentError(1, "option 'source' is missing: say where usage comes from (\(DiscoverySetup.sourceForms), "
+                + "a function(addresses) returning booleans, or a list of used addresses)")
+        case .string:
+            let spec = try opts.string("source") ?? ""
+            do { _ = try DiscoverySetup.splitSource(spec) } catch let error as DiscoverySetupError {
+                throw LuaArgumentError(1, "option 'source': \(error.description)")
+            }
+            let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
+            return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http,
+                                                  etherscanKeyVariable: try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable,
+                                                  chainID: chainID)
+        case .table(let table):
+            var list = [String]()
+            for value in table.array { if let text = value.stringValue { list.append(text) } }
+            for (key, value) in table.fields where value != .boolean(false) && !value.isNil {
+                if let text = key.stringValue { list.append(text) }
+            }
+            return IndexFileUsageSource(addresses: list, name: "table of \(list.count) used addresses")
+        case .reference(let function) where function.typeName == "function":
+            return ClosureUsageSource(name: "lua function") { addresses in
+                if let error = failure.error { throw error }
+                let results: [LuaValue]
+                do {
+                    results = try ctx.call(function, [.table(LuaTable(array: addresses.map { .text($0) }))])
+                } catch {
+                    failure.error = error
+                    throw error
+                }
+                do {
+                    return try flags(results.first ?? .nil, for: addresses)
+                } catch {
+                    failure.error = error
+                    throw error
+                }
+            }
+        default:
+            throw LuaArgumentError(1, "option 'source' must be a string, a function or a table, got \(opts["source"].typeName)")
+        }
+    }
+
+    /// A source function's answer: a list of booleans in order, or a set `{[address] = true}`.
+    private static func flags(_ value: LuaValue, for addresses: [String]) throws -> [Bool] {
+        guard case .table(let table) = value else {
+            throw BindingError("discovery source function must return a list of booleans (one per address) or a set {[address] = true}, "
+                + "got \(value.typeName)")
+        }
+        if table.fields.isEmpty && table.array.count == addresses.count && table.array.allSatisfy({ if case .boolean = $0 { true } else { false } }) {
+            return table.array.map { $0 == .boolean(true) }
+        }
+        if table.array.isEmpty {
+            // A set; an empty table means none used.
+            return addresses.map { address in
+                let value = table.fields[.text(address)] ?? .nil
+                return !value.isNil && value != .boolean(false)
+            }
+        }
+        throw BindingError("discovery source function returned \(table.array.count) values for \(addresses.count) addresses; "
+            + "return one boolean per address, in order (or a set {[address] = true})")
+    }
+
+    static func progressTable(_ p: DiscoveryProgress) -> LuaTable {
+        LuaTable(["accounts_done": .integer(Int64(p.accountsDone)), "account": p.currentAccount.map { .integer(Int64($0)) } ?? .nil,
+                  "addresses_checked": .integer(Int64(p.addressesChecked)), "addresses_queried": .integer(Int64(p.addressesQueried)),
+                  "used_found": .integer(Int64(p.usedFound)), "elapsed": .number(p.elapsed), "rate": .number(p.rate)])
+    }
+
+    static func resultTable(_ r: DiscoveryResult) -> LuaTable {
+        func int(_ n: Int) -> LuaValue { .integer(Int64(n)) }
+        let accounts: [LuaValue] = r.accounts.map { a in
+            let used: [LuaValue] = a.usedAddresses.map { u in
+                .table(LuaTable(["address": .text(u.address), "chain": .text(u.chain == 0 ? "receive" : "change"),
+                                 "index": .integer(Int64(u.index)), "path": .text(u.path)]))
+            }
+            return .table(LuaTable([
+                "account": a.account.map { .integer(Int64($0)) } ?? .nil,
+                "path": .text(a.keyPath),
+                "xpub": a.extendedPublicKey.map { .text($0) } ?? .nil,
+                "used": .table(LuaTable(array: used)),
+                "last_used": .table(LuaTable(["receive": a.lastUsedReceiveIndex.map { .integer(Int64($0)) } ?? .nil,
+                                              "change": a.lastUsedChangeIndex.map { .integer(Int64($0)) } ?? .nil])),
+                "receive_checked": int(a.receiveAddressesChecked),
+                "change_checked": int(a.changeAddressesChecked),
+                "gap_reached": .boolean(a.gapReached),
+                "is_used": .boolean(a.isUsed),
+            ]))
+        }
+        let t = r.totals
+        return LuaTable([
+            "scheme": .text(r.scheme), "template": .text(r.template), "coin": .text(r.coin), "kind": .text(r.addressKind),
+            "key_source": .text(r.keySource), "usage_source": .text(r.usageSource),
+            "gap_limits": .table(LuaTable(["receive": int(r.receiveGapLimit), "change": int(r.changeGapLimit), "account": int(r.accountGapLimit)])),
+            "accounts": .table(LuaTable(array: accounts)),
+            "totals": .table(LuaTable(["accounts_scanned": int(t.accountsScanned), "accounts_used": int(t.accountsUsed),
+                                       "addresses_checked": int(t.addressesChecked), "used_addresses": int(t.usedAddresses),
+                                       "addresses_queried": int(t.addressesQueried), "addresses_from_checkpoint": int(t.addressesFromCheckpoint)])),
+            "notes": .table(LuaTable(array: r.notes.map { .text($0) })),
+        ])
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostDiscovery
+
+/// What `keyhost.discovery` and `keyhost discover` share: choosing the scheme from a few loose options,
+/// and turning a usage source string (`index:FILE`, `esplora:URL`, …) into a source. Errors are
+/// `DiscoverySetupError`s whose text names the option the way both layers spell it in their messages.
+public enum DiscoverySetup {
+    /// The Etherscan endpoint used when `etherscan` is given without a URL (the multichain v2 API).
+    public static let defaultEtherscanURL = "https://api.etherscan.io/v2/api"
+    /// The environment variable the Etherscan key is read from unless told otherwise.
+    public static let defaultEtherscanKeyVariable = "ETHERSCAN_API_KEY"
+
+    /// The loose scheme options a user gives.
+    public struct SchemeRequest {
+        public var coin: Coin?
+        public var purpose: UInt32?
+        public var kind: AddressKind?
+        /// "bip44", "bip49", "bip84", "bip86", "ethereum", "ethereum_per_index" (or with a dash).
+        public var scheme: String?
+        public var template: String?
+        /// The family of an xpub key source (zpub → BIP84 unless told otherwise).
+        public var keyFamily: ExtendedKeyVersion?
+
+        public init(coin: Coin? = nil, purpose: UInt32? = nil, kind: AddressKind? = nil, scheme: String? = nil,
+                    template: String? = nil, keyFamily: ExtendedKeyVersion? = nil) {
+            self.coin = coin
+            self.purpose = purpose
+            self.kind = kind
+            self.scheme = scheme
+            self.template = template
+            self.keyFamily = keyFamily
+        }
+    }
+
+    public static let schemeNames = ["bip44", "bip49", "bip84", "bip86", "ethereum", "ethereum_per_index"]
+
+    /// The scheme the options describe. Conflicting options (a purpose and a template, a purpose and a kind that
+    /// disagree) are refused rather than one silently winning.
+    public static func scheme(_ request: SchemeRequest) throws -> DiscoveryScheme {
+        let named = request.scheme.map { $0.lowercased().replacingOccurrences(of: "-", with: "_") }
+        if let named, !schemeNames.contains(named) {
+            throw DiscoverySetupError("unknown scheme \"\(request.scheme!)\"; use one of \(schemeNames.joined(separator: ", ")), "
+                + "or a template with kind")
+        }
+        let given = [named.map { _ in "scheme" }, request.purpose.map { _ in "purpose" }, request.template.map { _ in "template" }]
+            .compactMap { $0 }
+        if given.count > 1 {
+            throw DiscoverySetupError("\(given.joined(separator: " and ")) exclude each other: give one way to choose the scheme")
+        }
+        let ethereumNamed = named == "ethereum" || named == "ethereum_per_index"
+        let coin = request.coin ?? request.keyFamily.map(coinOf) ?? ((request.kind == .ethereum || ethereumNamed) ? .ethereum : .bitcoin)
+        let ethereumLike = coin.addressKinds == [.ethereum]
+
+        if let template = request.template {
+            return try DiscoveryScheme.custom(template, kind: request.kind ?? request.keyFamily.map { familyKind($0, coin) } ?? coin.defaultKind,
+                                              coin: coin)
+        }
+        if let named {
+            switch named {
+            case "ethereum", "ethereum_per_index":
+                guard ethereumLike else { throw DiscoverySetupError("scheme \(named) is for Ethereum-like coins, not \(coin.name)") }
+                if let kind = request.kind, kind != .ethereum { throw DiscoverySetupError("scheme \(named) derives ethereum addresses, not \(kind.rawValue)") }
+                return named == "ethereum" ? try .ethereum(coin: coin) : try .ethereumPerIndex(coin: coin)
+            default:
+                return try bip(purpose: UInt32(named.dropFirst(3))!, kind: request.kind, coin: coin)
+            }
+        }
+        if let purpose = request.purpose { return try bip(purpose: purpose, kind: request.kind, coin: coin) }
+        if let kind = request.kind { return try DiscoveryScheme.standard(kind, coin: coin) }
+        if let family = request.keyFamily { return try DiscoveryScheme.standard(familyKind(family, coin), coin: coin) }
+        return try DiscoveryScheme.standard(coin.defaultKind, coin: coin)
+    }
+
+    private static func bip(purpose: UInt32, kind: AddressKind?, coin: Coin) throws -> DiscoveryScheme {
+        let scheme = try DiscoveryScheme.bip(purpose: purpose, coin: coin)
+        if let kind, kind != scheme.kind {
+            throw DiscoverySetupError("purpose \(purpose) derives \(scheme.kind.rawValue) addresses, not \(kind.rawValue); drop one of them")
+        }
+        return scheme
+    }
+
+    /// What an xpub's family says about the address kind: ypub/zpub name theirs; a plain xpub is BIP44 (P2PKH),
+    /// or Ethereum on an Ethereum-like coin.
+    private static func familyKind(_ family: ExtendedKeyVersion, _ coin: Coin) -> AddressKind {
+        if family.kind == .p2pkh && !coin.addressKinds.contains(.p2pkh) { return coin.defaultKind }
+        return family.kind
+    }
+
+    /// The coin an extended key's version bytes point to.
+    private static func coinOf(_ family: ExtendedKeyVersion) -> Coin {
+        switch family.publicPrefix {
+        case "Ltub": return .litecoin
+        case "ttub": return .litecoinTestnet
+        case "dgub": return .dogecoin
+        default: return family.isTestnet ? .bitcoinTestnet : .bitcoin
+        }
+    }
+
+    /// The usage source a string names: `index:FILE`, `esplora:URL`, `eth-rpc:URL`, `etherscan` or `etherscan:URL`.
+    public static func usageSource(_ spec: String, coin: Coin, http: HTTPOptions = HTTPOptions(),
+                                   etherscanKeyVariable: String = defaultEtherscanKeyVariable, chainID: Int? = nil,
+                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UsageSource {
+        let (kind, rest) = try splitSource(spec)
+        switch kind {
+        case "index":
+            return try IndexFileUsageSource(path: rest!)
+        case "esplora":
+            return try EsploraUsageSource(baseURL: rest!, http: http)
+        case "eth-rpc":
+            return try EthereumRPCUsageSource(url: rest!, http: http)
+        default:  // etherscan
+            let chain = chainID ?? (rest == nil && coin == .ethereum ? 1 : nil)
+            return try EtherscanUsageSource(baseURL: rest ?? defaultEtherscanURL, apiKeyVariable: etherscanKeyVariable, chainID: chain,
+                                            environment: environment, http: http)
+        }
+    }
+
+    public static let sourceForms = "index:FILE, esplora:URL, eth-rpc:URL, etherscan or etherscan:URL"
+
+    /// Checks a source string's shape without opening anything: the kind and, where required, the part after ':'.
+    public static func splitSource(_ spec: String) throws -> (kind: String, rest: String?) {
+        let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let kind = parts[0].lowercased()
+        let rest = parts.count > 1 ? parts[1] : nil
+        let aliases = ["index": "index", "esplora": "esplora", "eth-rpc": "eth-rpc", "eth_rpc": "eth-rpc", "ethereum-rpc": "eth-rpc",
+                       "rpc": "eth-rpc", "etherscan": "etherscan"]
+        guard let canonical = aliases[kind], !(kind == "http" || kind == "https") else {
+            let hint = kind.hasPrefix("http") ? " (a URL needs its kind in front, e.g. esplora:\(spec))" : ""
+            throw DiscoverySetupError("unknown usage source \"\(spec)\"\(hint); use \(sourceForms)")
+        }
+        if canonical != "etherscan", rest?.isEmpty ?? true {
+            throw DiscoverySetupError("usage source \"\(spec)\" needs \(canonical == "index" ? "a file" : "a URL") after the colon, e.g. "
+                + (canonical == "index" ? "index:used.txt" : canonical == "esplora" ? "esplora:https://blockstream.info/api" : "eth-rpc:http://127.0.0.1:8545"))
+        }
+        if canonical == "etherscan", let rest, rest.isEmpty {
+            return (canonical, nil)
+        }
+        return (canonical, rest)
+    }
+}
+
+/// A discovery option that cannot work; the text says which and why.
+public struct DiscoverySetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,382 @@
+import ArgumentParser
+import Foundation
+import KeyhostBindings
+import KeyhostCrypto
+import KeyhostDiscovery
+import LuaRuntime
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keyhost discover`: gap-limit account discovery from an xpub, a mnemonic (from the environment) or a card,
+/// against an index file, an HTTP service or a Lua function.
+struct Discover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find a wallet's used accounts and addresses (BIP44 gap limits).",
+        discussion: """
+            Keys: --xpub KEY (one account), --mnemonic-env VAR (the phrase is read from the environment variable VAR, \
+            never from the command line; --passphrase-env VAR likewise), or --card [READER] (one EXPORT KEY per account; \
+            PIN and pairing password from KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD or a prompt; --card virtual \
+            --card-state FILE for a software card set up with keyhost.card).
+            Usage sources: index:FILE (one address per line, CSV with an address column, or a JSON list), esplora:URL, \
+            eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
+            Lua file returning function(addresses) -> list of booleans).
+            With --checkpoint FILE answers are kept as they arrive; rerun the same command to resume after an \
+            interruption (Ctrl-C saves and exits with status 130).
+            Output: a table, or --json / --csv, on standard output; a progress line on standard error when it is a terminal.
+            """
+    )
+
+    @Option(help: ArgumentHelp("An account-level extended public key (xpub, ypub, zpub, tpub, ...).", valueName: "key"))
+    var xpub: String?
+
+    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR.", valueName: "var"))
+    var mnemonicEnv: String?
+
+    @Option(help: ArgumentHelp("Read the BIP39 passphrase from environment variable VAR (with --mnemonic-env).", valueName: "var"))
+    var passphraseEnv: String?
+
+    @Option(help: .hidden)
+    var mnemonic: String?
+
+    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader.", valueName: "reader"))
+    var card: String?
+
+    @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
+    var cardState: String?
+
+    @Option(help: ArgumentHelp("Read the card PIN from environment variable VAR (default KEYHOST_PIN, else a prompt).", valueName: "var"))
+    var pinEnv: String?
+
+    @Option(help: ArgumentHelp("Read the pairing password from VAR (default KEYHOST_PAIRING_PASSWORD, else a prompt).", valueName: "var"))
+    var pairingPasswordEnv: String?
+
+    @Option(help: ArgumentHelp("Coin symbol or SLIP-44 number (btc, test, ltc, eth, ...).", valueName: "coin"))
+    var coin: String?
+
+    @Option(help: ArgumentHelp("BIP43 purpose: 44, 49, 84 or 86.", valueName: "n"))
+    var purpose: UInt32?
+
+    @Option(help: ArgumentHelp("Address kind: p2pkh, p2sh-p2wpkh, p2wpkh, p2tr, ethereum.", valueName: "kind"))
+    var kind: String?
+
+    @Option(help: ArgumentHelp("bip44, bip49, bip84, bip86, ethereum or ethereum-per-index (Ledger Live).", valueName: "scheme"))
+    var scheme: String?
+
+    @Option(help: ArgumentHelp("A custom path template, e.g. m/44'/60'/{account}'/0/{index}.", valueName: "template"))
+    var template: String?
+
+    @Option(help: ArgumentHelp("Consecutive unused addresses that end a chain (both chains unless --change-gap-limit).", valueName: "n"))
+    var gapLimit: Int = 20
+
+    @Option(help: ArgumentHelp("Consecutive unused change addresses that end the change chain (default: --gap-limit).", valueName: "n"))
+    var changeGapLimit: Int?
+
+    @Option(help: ArgumentHelp("Consecutive empty accounts that end the scan (1: stop at the first, as BIP44).", valueName: "n"))
+    var accountGap: Int = 1
+
+    @Option(help: ArgumentHelp("Accounts to consider, A-B or A.", valueName: "range"))
+    var accounts: String?
+
+    @Option(help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
+    var indexes: String?
+
+    @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
+    var source: String
+
+    @Option(help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
+    var parallel: Int = 4
+
+    @Option(help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
+    var retries: Int = 5
+
+    @Option(help: ArgumentHelp("The environment variable holding the Etherscan API key.", valueName: "var"))
+    var etherscanKeyEnv: String = DiscoverySetup.defaultEtherscanKeyVariable
+
+    @Option(help: ArgumentHelp("Keep answers in FILE and resume from it.", valueName: "file"))
+    var checkpoint: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Flag(help: "Print CSV, one row per used address.")
+    var csv = false
+
+    @Flag(help: "No progress line, even on a terminal.")
+    var quiet = false
+
+    /// What a lone `--card` becomes.
+    static let firstReader = "@first"
+
+    /// `--card` may stand alone (the first reader); the parser needs a value, so an empty one is put in.
+    static func normalize(_ arguments: [String]) -> [String] {
+        guard arguments.first == "discover" else { return arguments }
+        var out = [String]()
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            out.append(argument)
+            if argument == "--" { out += arguments[(i + 1)...]; break }
+            if argument == "--card" && (i + 1 == arguments.count || arguments[i + 1].hasPrefix("-")) {
+                out.append(firstReader)
+            }
+            i += 1
+        }
+        return out
+    }
+
+    func validate() throws {
+        if mnemonic != nil {
+            throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
+                + "put it in an environment variable and pass its name: --mnemonic-env VAR")
+        }
+        let keySources = [xpub.map { _ in "--xpub" }, mnemonicEnv.map { _ in "--mnemonic-env" }, card.map { _ in "--card" }].compactMap { $0 }
+        guard keySources.count == 1 else {
+            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR or --card [READER]"
+                : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
+        }
+        if let xpub, xpub.count >= 4, xpub.prefix(4).hasSuffix("prv") {
+            throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
+                + "Give the account's extended public key, or the mnemonic with --mnemonic-env")
+        }
+        if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual") }
+        if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
+        if json && csv { throw ValidationError("--json and --csv exclude each other") }
+        guard gapLimit >= 1 else {
+            throw ValidationError("--gap-limit must be at least 1 (got \(gapLimit)): it is how many consecutive unused addresses end a chain's scan; BIP44 uses 20")
+        }
+        if let changeGapLimit, changeGapLimit < 1 {
+            throw ValidationError("--change-gap-limit must be at least 1 (got \(changeGapLimit)): it is how many consecutive unused change addresses end the change chain")
+        }
+        guard accountGap >= 1 else {
+            throw ValidationError("--account-gap must be at least 1 (got \(accountGap)): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
+        }
+        guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1 (got \(parallel))") }
+        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more (got \(retries))") }
+        if let accounts { _ = try Self.range(accounts, "--accounts") }
+        if let indexes { _ = try Self.range(indexes, "--indexes") }
+        if !source.lowercased().hasPrefix("lua:") {
+            do { _ = try DiscoverySetup.splitSource(source) } catch { throw ValidationError("--source: \(error)") }
+        } else if source.count <= 4 {
+            throw ValidationError("--source lua: needs a script file, e.g. lua:usage.lua")
+        }
+        if let coin, Coin.named(coin) == nil && UInt32(coin).flatMap(Coin.withSLIP44) == nil {
+            throw ValidationError("--coin: unknown coin \"\(coin)\"; use one of \(Coin.all.map { $0.symbol.lowercased() }.joined(separator: ", "))")
+        }
+        if let kind, AddressKind(name: kind) == nil {
+            throw ValidationError("--kind: unknown address kind \"\(kind)\"; use one of \(AddressKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    static func range(_ text: String, _ name: String) throws -> ClosedRange<UInt32> {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let numbers = parts.map { UInt32($0) }
+        guard (1...2).contains(parts.count), numbers.allSatisfy({ $0 != nil && $0! <= DerivationLimit.maxIndex }) else {
+            throw ValidationError("\(name) takes A-B or A with numbers 0...2147483647, got \"\(text)\"")
+        }
+        let (from, to) = (numbers[0]!, numbers.last!!)
+        guard from <= to else { throw ValidationError("\(name) \(text): the first number must not be above the second") }
+        return from...to
+    }
+
+    func run() throws {
+        try Failure.exitOnError { try discover() }
+    }
+
+    private func environmentValue(_ variable: String, what: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+            throw Failure.message("the environment variable \(variable) (\(what)) is not set or empty; export \(variable)=...")
+        }
+        return value
+    }
+
+    private func discover() throws {
+        // Keys.
+        var keys: AccountKeySource
+        var family: ExtendedKeyVersion?
+        var cardConnection: DiscoveryCardConnection?
+        defer { cardConnection?.close() }
+        if let xpub {
+            let source: ExtendedPublicKeySource
+            do { source = try ExtendedPublicKeySource(xpub) } catch { throw Failure.message("--xpub: \(error)") }
+            family = source.key.family
+            keys = source
+        } else if let mnemonicEnv {
+            let phrase = try environmentValue(mnemonicEnv, what: "the mnemonic")
+            let mnemonic: Mnemonic
+            do { mnemonic = try Mnemonic(phrase: phrase) } catch {
+                // The word list check names a bad word's position and text; only say where to look.
+                throw Failure.message("the mnemonic in \(mnemonicEnv) is not a valid BIP39 phrase (\(Self.redacted(error, phrase)))")
+            }
+            let passphrase = try passphraseEnv.map { try environmentValue($0, what: "the BIP39 passphrase") } ?? ""
+            keys = try SeedKeySource(mnemonic: mnemonic, passphrase: passphrase)
+        } else {
+            let pin = try pinEnv.map { Array(try environmentValue($0, what: "the card PIN").utf8) }
+            let password = try pairingPasswordEnv.map { Array(try environmentValue($0, what: "the pairing password").utf8) }
+            let connection = try DiscoveryCardConnection(reader: card == Self.firstReader ? nil : card, cardState: cardState, readers: [PCSCReaders()], pin: pin,
+                                                         pairingPassword: password)
+            cardConnection = connection
+            keys = connection.keySource
+        }
+
+        // Scheme and limits.
+        let request = DiscoverySetup.SchemeRequest(
+            coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
+            kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
+        let scheme = try DiscoverySetup.scheme(request)
+        var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap)
+        if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
+        if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
+        let http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
+
+        // Usage, wrapped so Ctrl-C stops between batches with the checkpoint saved.
+        var luaState: LuaState?
+        let inner: UsageSource
+        if source.lowercased().hasPrefix("lua:") {
+            let (state, function) = try Self.loadLuaSource(String(source.dropFirst(4)))
+            luaState = state
+            let script = String(source.dropFirst(4))
+            inner = ClosureUsageSource(name: "lua \(script)") { addresses in
+                let results = try state.call(function, [.table(LuaTable(array: addresses.map { .text($0) }))])
+                return try Self.flags(results.first ?? .nil, for: addresses, script: script)
+            }
+        } else {
+            inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, etherscanKeyVariable: etherscanKeyEnv)
+        }
+        _ = luaState
+        let usage = ClosureUsageSource(name: inner.name) { addresses in
+            if Interrupt.requested { throw Failure.message("interrupted") }
+            return try inner.usage(of: addresses)
+        }
+
+        let engine = DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
+        engine.checkpointPath = checkpoint
+        let bar = !quiet && isatty(STDERR_FILENO) != 0 ? ProgressLine(options: options) : nil
+        if let bar { engine.progress = { bar.update($0) } }
+        Interrupt.install()
+        let result: DiscoveryResult
+        do {
+            result = try engine.run()
+            bar?.finish()
+        } catch {
+            bar?.finish()
+            if Interrupt.requested {
+                let resume = checkpoint.map { "; the checkpoint \($0) keeps every answer so far: rerun the same command to resume" }
+                    ?? "; nothing was kept (use --checkpoint FILE to resume long jobs)"
+                Failure.report(Failure.message("interrupted" + resume))
+                throw ExitCode(130)
+            }
+            throw error
+        }
+        if json {
+            print(try result.json())
+        } else if csv {
+            print(result.csv(), terminator: "")
+        } else {
+            print(result.table(), terminator: "")
+            if let cardConnection {
+                print("card: \(cardConnection.exportCommands) EXPORT KEY for \(result.accounts.count) account(s), \(cardConnection.apduCount) APDUs in all")
+            }
+        }
+    }
+
+    /// The error text of a bad mnemonic without any of its words.
+    static func redacted(_ error: Error, _ phrase: String) -> String {
+        var text = String(describing: error)
+        for word in phrase.split(whereSeparator: \.isWhitespace) where word.count >= 3 {
+            text = text.replacingOccurrences(of: "\"\(word)\"", with: "\"…\"")
+        }
+        return text
+    }
+
+    /// A Lua state with keyhost's modules, the script run, and the function it returned.
+    static func loadLuaSource(_ path: String) throws -> (LuaState, LuaReference) {
+        let bytes: [UInt8]
+        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua:\(path): cannot read the script: \(error)") }
+        let state = try Host.makeState()
+        let results = try state.execute(bytes: SourceFile.strippingShebang(bytes), chunkName: "@" + path)
+        guard case .reference(let function) = results.first ?? .nil, function.typeName == "function" else {
+            throw Failure.message("--source lua:\(path) must return a function(addresses) -> list of booleans; it returned "
+                + (results.first?.typeName ?? "nothing"))
+        }
+        return (state, function)
+    }
+
+    static func flags(_ value: LuaValue, for addresses: [String], script: String) throws -> [Bool] {
+        guard case .table(let table) = value else {
+            throw Failure.message("the function of \(script) returned \(value.typeName); it must return a list of booleans, one per address")
+        }
+        if table.array.isEmpty {
+            return addresses.map { let v = table.fields[.text($0)] ?? .nil; return !v.isNil && v != .boolean(false) }
+        }
+        guard table.array.count == addresses.count else {
+            throw Failure.message("the function of \(script) returned \(table.array.count) values for \(addresses.count) addresses")
+        }
+        return table.array.map { !$0.isNil && $0 != .boolean(false) }
+    }
+}
+
+/// Ctrl-C during a scan: the first one asks the scan to stop after the current batch (the checkpoint is saved);
+/// a second one ends the process at once.
+enum Interrupt {
+    nonisolated(unsafe) private static var flag: sig_atomic_t = 0
+    static var requested: Bool { flag != 0 }
+
+    static func install() {
+        signal(SIGINT) { _ in
+            if Interrupt.flag != 0 { _exit(130) }
+            Interrupt.flag = 1
+        }
+    }
+}
+
+/// One status line on standard error, redrawn in place: accounts, addresses checked, rate, and an ETA for the
+/// least work left (if nothing more turns out used).
+final class ProgressLine {
+    private let options: DiscoveryOptions
+    private var lastDraw = 0.0
+    private var account: UInt32?
+    private var accountStart = 0
+    private var lastUsedCount = 0
+    private var lastUsedAt = 0
+    private var emptyAccounts = 0
+    private var usedInAccount = false
+    private var width = 0
+
+    init(options: DiscoveryOptions) { self.options = options }
+
+    func update(_ p: DiscoveryProgress) {
+        if p.currentAccount != account {
+            if account != nil { emptyAccounts = usedInAccount ? 0 : emptyAccounts + 1 }
+            account = p.currentAccount
+            accountStart = p.addressesChecked
+            lastUsedAt = p.addressesChecked
+            usedInAccount = false
+        }
+        if p.usedFound != lastUsedCount {
+            lastUsedCount = p.usedFound
+            lastUsedAt = p.addressesChecked
+            usedInAccount = true
+        }
+        guard p.elapsed - lastDraw >= 0.1 || lastDraw == 0 else { return }
+        lastDraw = p.elapsed
+        let perAccount = options.receiveGapLimit + options.changeGapLimit
+        let thisAccount = max(0, perAccount - (p.addressesChecked - lastUsedAt))
+        let moreAccounts = max(0, options.accountGapLimit - emptyAccounts - (usedInAccount ? 0 : 1)) + (usedInAccount ? options.accountGapLimit : 0)
+        let left = thisAccount + moreAccounts * perAccount
+        let eta = p.rate > 0 ? Double(left) / p.rate : 0
+        let text = String(format: "account %@ (%d done) | %d addresses checked, %d used | %.0f/s | ETA ≥ %.0fs",
+                          account.map(String.init) ?? "-", p.accountsDone, p.addressesChecked, p.usedFound, p.rate, eta)
+        let padded = text.count < width ? text + String(repeating: " ", count: width - text.count) : text
+        width = text.count
+        fputs("\r" + padded, stderr)
+    }
+
+    func finish() {
+        guard width > 0 else { return }
+        fputs("\r" + String(repeating: " ", count: width) + "\r", stderr)
+        width = 0
+    }
+}

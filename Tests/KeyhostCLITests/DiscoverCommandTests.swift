@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keyhost discover` end to end: the built binary against index files, a local Esplora-like server and
+/// a checkpoint that survives `kill -9`.
+@Suite(.serialized)
+struct DiscoverCommandTests {
+    static let words = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+
+    /// Addresses and xpubs of the test wallet, computed by keyhost.hd (private derivation), not by discovery.
+    static let wallet: [String: String] = {
+        let script = """
+            local hd = require "keyhost.hd"
+            local m = hd.from_mnemonic("\(words)")
+            for _, p in ipairs { "m/84'/0'/0'/0/2", "m/84'/0'/0'/0/6", "m/84'/0'/0'/1/0", "m/84'/0'/1'/0/0", "m/84'/0'/0'/0/40" } do
+              print(p .. "=" .. m:derive(p):address { kind = "p2wpkh" })
+            end
+            print("zpub0=" .. m:derive("m/84'/0'/0'"):xpub "zpub")
+            print("zpub1=" .. m:derive("m/84'/0'/1'"):xpub "zpub")
+            """
+        let run = try! Keyhost.run(["run", "-"], stdin: script)
+        var out = [String: String]()
+        for line in run.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { out[parts[0]] = parts[1] }
+        }
+        return out
+    }()
+
+    static var used: [String] { ["m/84'/0'/0'/0/2", "m/84'/0'/0'/0/6", "m/84'/0'/0'/1/0", "m/84'/0'/1'/0/0", "m/84'/0'/0'/0/40"].map { wallet[$0]! } }
+
+    static func indexFile() throws -> (URL, String) {
+        let dir = try Keyhost.scratch(["used.txt": "# used\n" + used.joined(separator: "\n") + "\n"])
+        return (dir, dir.appendingPathComponent("used.txt").path)
+    }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func xpubWithIndexFileAsTableJSONAndCSV() throws {
+        let (dir, index) = try Self.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let zpub = try #require(Self.wallet["zpub0"])
+        let base = ["discover", "--xpub", zpub, "--source", "index:\(index)", "--gap-limit", "5"]
+
+        let table = try Keyhost.run(base)
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stderr.isEmpty)   // no progress line: stderr is not a terminal
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "bip84 m/84'/0'/{account}'/{change}/{index} (p2wpkh, BTC)")
+        #expect(lines.contains("gap limits: receive 5, change 5, accounts 1"))
+        let row2 = try #require(lines.first { $0.contains("m/84'/0'/0'/0/2") })
+        #expect(row2.split(separator: " ", omittingEmptySubsequences: true).map(String.init) == ["0", "receive", "2", "m/84'/0'/0'/0/2", Self.used[0]])
+        #expect(lines.contains { $0.contains("m/84'/0'/0'/0/6") && $0.contains(Self.used[1]) })
+        #expect(lines.contains { $0.contains("change") && $0.contains("m/84'/0'/0'/1/0") })
+        #expect(!table.stdout.contains(Self.used[4]))   // 0/40 lies beyond the gap
+        #expect(lines.contains("account 0: 3 used, last used receive 6, change 0"))
+        #expect(lines.contains("  \(zpub)"))
+        #expect(lines.contains { $0.hasPrefix("totals: 1 of 1 accounts used, 3 used addresses, 18 checked") })
+        #expect(lines.contains { $0.hasPrefix("note: the key source is a single zpub") })
+
+        let out = try Keyhost.run(base + ["--json"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let root = try json(out.stdout)
+        #expect(root["scheme"] as? String == "bip84")
+        #expect(root["coin"] as? String == "BTC")
+        #expect(root["addressKind"] as? String == "p2wpkh")
+        #expect(root["receiveGapLimit"] as? Int == 5)
+        let accounts = try #require(root["accounts"] as? [[String: Any]])
+        #expect(accounts.count == 1)
+        #expect(accounts[0]["account"] as? Int == 0)
+        #expect(accounts[0]["keyPath"] as? String == "m/84'/0'/0'")
+        #expect(accounts[0]["extendedPublicKey"] as? String == zpub)
+        #expect(accounts[0]["lastUsedReceiveIndex"] as? Int == 6)
+        #expect(accounts[0]["lastUsedChangeIndex"] as? Int == 0)
+        #expect(accounts[0]["receiveAddressesChecked"] as? Int == 12)
+        #expect(accounts[0]["changeAddressesChecked"] as? Int == 6)
+        let usedAddresses = try #require(accounts[0]["usedAddresses"] as? [[String: Any]])
+        #expect(usedAddresses.map { $0["address"] as? String } == [Self.used[0], Self.used[1], Self.used[2]])
+        #expect(usedAddresses.map { $0["chain"] as? Int } == [0, 0, 1])
+        #expect(usedAddresses.map { $0["index"] as? Int } == [2, 6, 0])
+        #expect(usedAddresses.map { $0["path"] as? String } == ["m/84'/0'/0'/0/2", "m/84'/0'/0'/0/6", "m/84'/0'/0'/1/0"])
+        let totals = try #require(root["totals"] as? [String: Any])
+        #expect(totals["addressesChecked"] as? Int == 18)
+        #expect(totals["usedAddresses"] as? Int == 3)
+
+        let csv = try Keyhost.run(base + ["--csv"])
+        #expect(csv.status == 0)
+        #expect(csv.stdout == """
+            account,chain,index,path,address,account_xpub
+            0,receive,2,m/84'/0'/0'/0/2,\(Self.used[0]),\(zpub)
+            0,receive,6,m/84'/0'/0'/0/6,\(Self.used[1]),\(zpub)
+            0,change,0,m/84'/0'/0'/1/0,\(Self.used[2]),\(zpub)
+
+            """)
+    }
+
+    @Test func mnemonicFromTheEnvironmentScansAccounts() throws {
+        let (dir, index) = try Self.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "WALLET_WORDS", "--source", "index:\(index)", "--gap-limit", "5", "--json"],
+                                  environment: ["WALLET_WORDS": Self.words])
+        #expect(run.status == 0, "\(run.stderr)")
+        let accounts = try #require(try json(run.stdout)["accounts"] as? [[String: Any]])
+        #expect(accounts.count == 3)   // 0 and 1 used, 2 empty
+        #expect(accounts[1]["extendedPublicKey"] as? String == Self.wallet["zpub1"])
+        #expect((accounts[1]["usedAddresses"] as? [[String: Any]])?.first?["address"] as? String == Self.used[3])
+        #expect(accounts[2]["isUsed"] as? Bool == false)
+        #expect(!run.stdout.contains("abandon") && !run.stderr.contains("abandon"))
+    }
+
+    /// An Esplora-like server: `/address/X` answers tx counts, used iff X is in `used`; each answer waits `delay`.
+    static func esplora(delay: Double = 0) throws -> TestHTTPServer {
+        let used = Set(Self.used)
+        return try TestHTTPServer { request in
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            guard request.path.hasPrefix("/address/") else { return .json("{}", status: 404) }
+            let address = String(request.path.dropFirst("/address/".count))
+            let count = used.contains(address) ? 2 : 0
+            return .json("{\"address\":\"\(address)\",\"chain_stats\":{\"tx_count\":\(count)},\"mempool_stats\":{\"tx_count\":0}}")
+        }
+    }
+
+    @Test func esploraSource() throws {
+        let server = try Self.esplora()
+        defer { server.stop() }
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "esplora:\(server.baseURL)", "--gap-limit", "5", "--csv"],
+                                  environment: ["W": Self.words])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = run.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
+        #expect(rows.map { $0[4] } == [Self.used[0], Self.used[1], Self.used[2], Self.used[3]])
+        #expect(server.requests.allSatisfy { $0.method == "GET" && $0.path.hasPrefix("/address/bc1q") })
+        #expect(server.requests.count == 18 + 11 + 10)   // account 0: 12 + 6; account 1: 6 + 5; account 2: 5 + 5
+        #expect(server.maxInFlight <= 4)
+    }
+
+    @Test func resumesAfterKill9WithTheSameResult() throws {
+        let server = try Self.esplora(delay: 0.02)
+        defer { server.stop() }
+        let dir = try Keyhost.scratch([:])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let checkpoint = dir.appendingPathComponent("job.checkpoint").path
+        let arguments = ["discover", "--mnemonic-env", "W", "--source", "esplora:\(server.baseURL)", "--gap-limit", "10",
+                         "--account-gap", "2", "--parallel", "1", "--json"]
+
+        let reference = try Keyhost.run(arguments, environment: ["W": Self.words])
+        #expect(reference.status == 0, "\(reference.stderr)")
+
+        // Start, wait for the checkpoint to appear, kill -9.
+        let process = Process()
+        process.executableURL = Keyhost.binary
+        process.arguments = arguments + ["--checkpoint", checkpoint]
+        var env = ProcessInfo.processInfo.environment
+        env["W"] = Self.words
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: checkpoint) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.15)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the job ended before it could be interrupted")
+        #expect(FileManager.default.fileExists(atPath: checkpoint))
+
+        let resumed = try Keyhost.run(arguments + ["--checkpoint", checkpoint], environment: ["W": Self.words])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        var a = try json(reference.stdout), b = try json(resumed.stdout)
+        let totalsA = try #require(a.removeValue(forKey: "totals") as? [String: Any])
+        let totalsB = try #require(b.removeValue(forKey: "totals") as? [String: Any])
+        #expect(NSDictionary(dictionary: a).isEqual(to: b))
+        #expect(totalsA["addressesChecked"] as? Int == totalsB["addressesChecked"] as? Int)
+        #expect(totalsA["usedAddresses"] as? Int == totalsB["usedAddresses"] as? Int)
+        let fromCheckpoint = try #require(totalsB["addressesFromCheckpoint"] as? Int)
+        #expect(fromCheckpoint > 0)
+        #expect(fromCheckpoint + (totalsB["addressesQueried"] as? Int ?? -1) == totalsB["addressesChecked"] as? Int)
+    }
+
+    @Test func luaScriptSource() throws {
+        let (dir, index) = try Self.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("usage.lua").path
+        try """
+            local used = {}
+            for line in io.lines(\"\(index)\") do used[line] = true end
+            return function(addresses)
+              local out = {}
+              for i, a in ipairs(addresses) do out[i] = used[a] == true end
+              return out
+            end
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let viaLua = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)", "--gap-limit", "5", "--csv"], environment: ["W": Self.words])
+        let viaIndex = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:\(index)", "--gap-limit", "5", "--csv"], environment: ["W": Self.words])
+        #expect(viaLua.status == 0, "\(viaLua.stderr)")
+        #expect(viaLua.stdout == viaIndex.stdout)
+        let bad = dir.appendingPathComponent("bad.lua").path
+        try "return 42".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(bad)"], environment: ["W": Self.words])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("must return a function(addresses)"))
+    }
+
+    @Test func cardVirtualWithStateFile() throws {
+        let (dir, index) = try Self.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let state = dir.appendingPathComponent("card.json").path
+        let setup = try Keyhost.run(["run", "-"], stdin: """
+            local card, hd = require "keyhost.card", require "keyhost.hd"
+            local s = card.open { reader = "virtual", state = "\(state)" }
+            s:init { pin = "123456", puk = "987654321098", pairing_password = "KeycardTest" }
+            s:auto { pin = "123456", pairing_password = "KeycardTest" }
+            s:load_seed(hd.mnemonic_to_seed("\(Self.words)"))
+            s:close()
+            """)
+        #expect(setup.status == 0, "\(setup.stderr)")
+        let env = ["KEYHOST_PIN": "123456", "KEYHOST_PAIRING_PASSWORD": "KeycardTest", "W": Self.words]
+        let viaCard = try Keyhost.run(["discover", "--card", "virtual", "--card-state", state, "--source", "index:\(index)", "--gap-limit", "5", "--json"], environment: env)
+        let viaSeed = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:\(index)", "--gap-limit", "5", "--json"], environment: env)
+        #expect(viaCard.status == 0, "\(viaCard.stderr)")
+        let card = try json(viaCard.stdout), seed = try json(viaSeed.stdout)
+        #expect(NSArray(array: card["accounts"] as? [Any] ?? []).isEqual(to: seed["accounts"] as? [Any] ?? [1]))
+        #expect(!viaCard.stdout.contains("123456") && !viaCard.stderr.contains("123456"))
+        let table = try Keyhost.run(["discover", "--card", "virtual", "--card-state", state, "--source", "index:\(index)", "--gap-limit", "5"], environment: env)
+        #expect(table.stdout.contains("card: 4 EXPORT KEY for 3 account(s)"))
+    }
+
+    @Test(arguments: [
+        (["--source", "index:x"], "give a key source"),
+        (["--xpub", "xpub661MyMwAqRbcF", "--mnemonic-env", "W", "--source", "index:x"], "exclude each other"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "0"], "--account-gap must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "nowhere"], "unknown usage source \"nowhere\""),
+        (["--mnemonic-env", "W", "--source", "esplora:"], "needs a URL"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--json", "--csv"], "--json and --csv exclude each other"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "5-2"], "--accounts 5-2"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--coin", "zzz"], "unknown coin \"zzz\""),
+        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be at least 1"),
+        (["--xpub", "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu", "--source", "index:x"], "PRIVATE key"),
+    ])
+    func badOptionsAreUsageErrors(arguments: [String], message: String) throws {
+        let run = try Keyhost.run(["discover"] + arguments, environment: ["W": Self.words])
+        #expect(run.status == 64, "\(arguments): \(run.stderr)")
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+        #expect(!run.stderr.contains("xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu"))
+    }
+
+    @Test func runtimeErrorsExitOneWithAClearMessage() throws {
+        let missing = try Keyhost.run(["discover", "--mnemonic-env", "NOT_SET_ANYWHERE", "--source", "index:x"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "keyhost: the environment variable NOT_SET_ANYWHERE (the mnemonic) is not set or empty; export NOT_SET_ANYWHERE=...\n")
+        let noFile = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:/nonexistent/used.txt"], environment: ["W": Self.words])
+        #expect(noFile.status == 1)
+        #expect(noFile.stderr.hasPrefix("keyhost: index file /nonexistent/used.txt: cannot be read"))
+        let down = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "esplora:http://127.0.0.1:9", "--retries", "0"], environment: ["W": Self.words])
+        #expect(down.status == 1)
+        #expect(down.stderr.contains("cannot reach http://127.0.0.1:9"), "\(down.stderr)")
+        let blank = try Keyhost.run(["discover", "--card", "virtual", "--source", "index:x"])
+        #expect(blank.status == 1)
+        #expect(blank.stderr.contains("the virtual card is blank"))
+    }
+
+    @Test func secretsAreNeverPrinted() throws {
+        // On argv it is refused without being echoed; from the environment, a bad phrase is reported without its words.
+        let argv = try Keyhost.run(["discover", "--mnemonic", Self.words, "--source", "index:x"])
+        #expect(argv.status == 64)
+        #expect(argv.stderr.contains("never taken on the command line"))
+        #expect(!argv.stderr.contains("abandon") && !argv.stdout.contains("abandon"))
+        let typo = Self.words.replacingOccurrences(of: "about", with: "abuot")
+        let bad = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:x"], environment: ["W": typo])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("not a valid BIP39 phrase"))
+        #expect(!bad.stderr.contains("abuot") && !bad.stderr.contains("abandon"), "\(bad.stderr)")
+        let help = try Keyhost.run(["discover", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--mnemonic-env"))
+        #expect(!help.stdout.contains("--mnemonic <"))
+    }
+}

@@ -1,0 +1,193 @@
+// A copy of Tests/KeyhostDiscoveryTests/TestHTTPServer.swift: test targets cannot share files.
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 for the source tests: one thread accepts, each connection is served on
+/// its own queue item, every answer closes the connection. Enough of HTTP for URLSession, nothing more.
+final class TestHTTPServer: @unchecked Sendable {
+    struct Request {
+        var method: String
+        var target: String
+        var headers: [String: String]  // lowercased names
+        var body: Data
+
+        var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
+        var query: [String: String] {
+            let items = URLComponents(string: "http://x" + target)?.queryItems ?? []
+            return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        }
+        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+    }
+
+    enum Reply {
+        case respond(status: Int, headers: [String: String], body: String)
+        /// Hold the connection open without answering (for timeouts).
+        case hang
+
+        static func json(_ body: String, status: Int = 200) -> Reply { .respond(status: status, headers: ["Content-Type": "application/json"], body: body) }
+        static func json(object: Any, status: Int = 200) -> Reply {
+            .json(String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self), status: status)
+        }
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let handler: (Request) -> Reply
+    private let lock = NSLock()
+    private var _requests = [Request]()
+    private var inFlight = 0
+    private var _maxInFlight = 0
+    private var stopped = false
+    private let acceptDone = DispatchSemaphore(value: 0)
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
+    /// Most requests being handled at once.
+    var maxInFlight: Int { lock.lock(); defer { lock.unlock() }; return _maxInFlight }
+
+    init(handler: @escaping (Request) -> Reply) throws {
+        self.handler = handler
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        listener = fd
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        lock.lock()
+        let already = stopped
+        stopped = true
+        lock.unlock()
+        guard !already else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        acceptDone.wait()
+    }
+
+    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+
+    private func acceptLoop() {
+        defer { acceptDone.signal() }
+        while !isStopped {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            DispatchQueue.global().async { [self] in serve(client) }
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        guard let request = readRequest(fd) else { return }
+        lock.lock()
+        _requests.append(request)
+        inFlight += 1
+        _maxInFlight = max(_maxInFlight, inFlight)
+        lock.unlock()
+        let reply = handler(request)
+        lock.lock()
+        inFlight -= 1
+        lock.unlock()
+        switch reply {
+        case .hang:
+            // Hold the connection until the client gives up (it closes) or the server stops.
+            var byte: UInt8 = 0
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let deadline = Date().addingTimeInterval(10)
+            while !isStopped && Date() < deadline {
+                if poll(&poller, 1, 50) > 0 {
+                    if recv(fd, &byte, 1, 0) <= 0 { return }
+                }
+            }
+        case .respond(let status, let headers, let body):
+            let bytes = Array(body.utf8)
+            var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            head += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+            let all = Array(head.utf8) + bytes
+            var offset = 0
+            while offset < all.count {
+                let n = all[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+
+    private func readRequest(_ fd: Int32) -> Request? {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var headerEnd: Int?
+        var contentLength = 0
+        while true {
+            if let end = headerEnd, buffer.count >= end + contentLength { break }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            buffer += chunk[0..<n]
+            if headerEnd == nil, let range = findCRLFCRLF(buffer) {
+                headerEnd = range
+                let head = String(decoding: buffer[0..<range], as: UTF8.self)
+                for line in head.components(separatedBy: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+                    contentLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+            }
+        }
+        let end = headerEnd!
+        let lines = String(decoding: buffer[0..<(end - 4)], as: UTF8.self).components(separatedBy: "\r\n")
+        let first = lines[0].split(separator: " ")
+        guard first.count >= 2 else { return nil }
+        var headers = [String: String]()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Request(method: String(first[0]), target: String(first[1]), headers: headers, body: Data(buffer[end..<(end + contentLength)]))
+    }
+
+    private func findCRLFCRLF(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i + 4
+        }
+        return nil
+    }
+}
+
+/// Records the delays an HTTP source asks to sleep, without sleeping.
+final class SleepRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _delays = [Double]()
+    var delays: [Double] { lock.lock(); defer { lock.unlock() }; return _delays }
+    var sleep: @Sendable (Double) -> Void { { [self] in lock.lock(); _delays.append($0); lock.unlock() } }
+}
+
+/// Thread-safe counter for handlers.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values = [String: Int]()
+    /// Increments the count for `key` and returns the new value.
+    func bump(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; values[key, default: 0] += 1; return values[key]! }
+    func count(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; return values[key, default: 0] }
+}

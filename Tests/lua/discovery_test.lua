@@ -1,0 +1,195 @@
+-- Tests for keyhost.discovery. Run: keyhost run Tests/lua/discovery_test.lua
+-- Addresses come from keyhost.hd (private derivation from the master), independently of the scan's public derivation.
+local t = require "keyhost.test"
+local discovery = require "keyhost.discovery"
+local card = require "keyhost.card"
+local hd = require "keyhost.hd"
+
+local WORDS = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+local master = hd.from_mnemonic(WORDS)
+local function addr(path, kind) return master:derive(path):address { kind = kind or "p2wpkh" } end
+local function bip84(account, chain, index) return addr(string.format("m/84'/0'/%d'/%d/%d", account, chain, index)) end
+local ZPUB0 = master:derive("m/84'/0'/0'"):xpub "zpub"
+
+local function set(list) local s = {} for _, a in ipairs(list) do s[a] = true end return s end
+local function indexes(account, chain)
+  local out = {}
+  for _, u in ipairs(account.used) do if u.chain == chain then out[#out + 1] = u.index end end
+  return out
+end
+
+t.test("gap semantics: found at gap - 1 unused addresses, not at gap", function()
+  -- gap 5: receive 0/0 used, then 4 unused (1..4), 0/5 used: found; then 5 unused (6..10), 0/11 used: not found.
+  local used = set { bip84(0, 0, 0), bip84(0, 0, 5), bip84(0, 0, 11) }
+  local r = discovery.scan { xpub = ZPUB0, gap_limit = 5, source = used }
+  local a = r.accounts[1]
+  t.eq(indexes(a, "receive"), { 0, 5 })
+  t.eq(a.last_used, { receive = 5 })
+  t.eq(a.receive_checked, 11)          -- 0..10: the gap closed after 6..10
+  t.eq(a.change_checked, 5)
+  t.eq(a.xpub, ZPUB0)
+  t.eq(a.used[2].path, "m/84'/0'/0'/0/5")
+  t.eq(a.used[2].address, bip84(0, 0, 5))
+  t.eq(r.totals.used_addresses, 2)
+  t.eq(r.scheme, "bip84")
+  -- the same with gap 6 finds 0/11
+  local r6 = discovery.scan { xpub = ZPUB0, gap_limit = 6, source = used }
+  t.eq(indexes(r6.accounts[1], "receive"), { 0, 5, 11 })
+end)
+
+t.test("change_gap_limit applies to the change chain only", function()
+  local used = set { bip84(0, 1, 3) }
+  local r = discovery.scan { xpub = ZPUB0, gap_limit = 5, change_gap_limit = 3, source = used }
+  t.eq(indexes(r.accounts[1], "change"), {})      -- 0..2 unused closes a gap of 3
+  r = discovery.scan { xpub = ZPUB0, gap_limit = 2, change_gap_limit = 4, source = used }
+  t.eq(indexes(r.accounts[1], "change"), { 3 })
+  t.eq(r.accounts[1].receive_checked, 2)
+end)
+
+t.test("account gap 2 crosses an empty account; account gap 1 stops there", function()
+  local used = set { bip84(0, 0, 0), bip84(2, 0, 1) }
+  local r1 = discovery.scan { mnemonic = WORDS, gap_limit = 3, account_gap = 1, source = used }
+  t.eq(#r1.accounts, 2)
+  t.eq(r1.accounts[2].is_used, false)
+  local r2 = discovery.scan { mnemonic = WORDS, gap_limit = 3, account_gap = 2, source = used }
+  t.eq(#r2.accounts, 5)                      -- 0 used, 1 empty, 2 used, 3 and 4 empty
+  t.eq(r2.accounts[3].account, 2)
+  t.eq(indexes(r2.accounts[3], "receive"), { 1 })
+  t.eq(r2.totals.accounts_used, 2)
+  t.eq(r2.totals.accounts_scanned, 5)
+end)
+
+t.test("an account used only on its change chain counts as used", function()
+  local used = set { bip84(0, 1, 0), bip84(1, 1, 2) }
+  local r = discovery.scan { mnemonic = WORDS, gap_limit = 3, source = used }
+  t.eq(#r.accounts, 3)
+  t.eq(r.accounts[2].is_used, true)
+  t.eq(r.accounts[2].last_used, { change = 2 })
+  t.eq(indexes(r.accounts[2], "receive"), {})
+end)
+
+t.test("a Lua function source: list of booleans or a set, asked once per address", function()
+  local used = set { bip84(0, 0, 1) }
+  local asked = 0
+  local r = discovery.scan { mnemonic = WORDS, gap_limit = 4, source = function(list)
+    local out = {}
+    for i, a in ipairs(list) do out[i] = used[a] == true end
+    asked = asked + #list
+    return out
+  end }
+  t.eq(indexes(r.accounts[1], "receive"), { 1 })
+  t.eq(asked, r.totals.addresses_checked)
+  local r2 = discovery.scan { mnemonic = WORDS, gap_limit = 4, source = function(list)
+    local out = {}
+    for _, a in ipairs(list) do if used[a] then out[a] = true end end
+    return out
+  end }
+  t.eq(r2.accounts, r.accounts)
+end)
+
+t.test("index file source and on_progress", function()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("# comment\n", bip84(0, 0, 2), "\n", bip84(0, 1, 0), "\n")
+  f:close()
+  local calls, last = 0, nil
+  local r = discovery.scan { mnemonic = WORDS, purpose = 84, gap_limit = 5, source = "index:" .. path,
+    on_progress = function(p) calls = calls + 1; last = p end }
+  os.remove(path)
+  t.eq(indexes(r.accounts[1], "receive"), { 2 })
+  t.eq(indexes(r.accounts[1], "change"), { 0 })
+  t.ok(calls > 0, "progress reported")
+  t.eq(last.addresses_checked, r.totals.addresses_checked)
+end)
+
+t.test("ethereum schemes", function()
+  local eth = addr("m/44'/60'/0'/0/1", "ethereum")
+  local r = discovery.scan { mnemonic = WORDS, scheme = "ethereum", gap_limit = 3, source = { eth } }
+  t.eq(r.scheme, "ethereum")
+  t.eq(r.accounts[1].used[1].address, eth)
+  t.eq(r.accounts[1].change_checked, 0)
+  local ledger = addr("m/44'/60'/2'/0/0", "ethereum")
+  local l = discovery.scan { mnemonic = WORDS, scheme = "ethereum_per_index", gap_limit = 3, source = { ledger } }
+  t.eq(l.accounts[1].used[1].index, 2)
+  local tpl = discovery.scan { mnemonic = WORDS, template = "m/44'/60'/{account}'/0/{index}", kind = "ethereum", gap_limit = 3, source = { eth } }
+  t.eq(tpl.accounts[1].used, r.accounts[1].used)
+end)
+
+t.test("errors are raised and name the option", function()
+  t.raises(function() discovery.scan { mnemonic = WORDS, gap_limit = 0, source = {} } end, "option 'gap_limit' is 0.*at least 1")
+  t.raises(function() discovery.scan { mnemonic = WORDS, change_gap_limit = 0, source = {} } end, "option 'change_gap_limit' is 0")
+  t.raises(function() discovery.scan { mnemonic = WORDS, account_gap = 0, source = {} } end, "option 'account_gap' is 0")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = "foo:bar" } end, 'unknown usage source "foo:bar"')
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = "http://x" } end, "esplora:http://x")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = "index:" } end, "needs a file")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = "index:/nonexistent/used.txt" } end, "index file /nonexistent/used.txt")
+  t.raises(function() discovery.scan { mnemonic = WORDS } end, "option 'source' is missing")
+  t.raises(function() discovery.scan { source = {} } end, "no key source")
+  t.raises(function() discovery.scan { mnemonic = WORDS, xpub = ZPUB0, source = {} } end, "exclude each other")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, gap_limt = 3 } end, "unknown option 'gap_limt'")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, purpose = 84, template = "m/{index}" } end, "exclude each other")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, purpose = 84, kind = "p2tr" } end, "purpose 84 derives p2wpkh")
+  t.raises(function() discovery.scan { xpub = ZPUB0, purpose = 86, source = {} } end, "zpub is for p2wpkh")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, accounts = { 3, 1 } } end, "from must not be above to")
+  t.raises(function() discovery.scan { mnemonic = "abandon abandon", source = {} } end, "option 'mnemonic'")
+end)
+
+t.test("a source function that raises stops the scan with that error", function()
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() error("indexer down") end } end, "indexer down")
+  local err = { code = 42 }
+  local ok, got = pcall(discovery.scan, { mnemonic = WORDS, source = function() error(err) end })
+  t.eq(ok, false)
+  t.ok(rawequal(got, err), "the very error object comes back")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return { true } end } end, "1 values for")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return 7 end } end, "must return a list of booleans")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, on_progress = function() error("stop here") end } end, "stop here")
+end)
+
+t.test("checkpoint: a second run answers from the file", function()
+  local path = os.tmpname()
+  os.remove(path)
+  local used = set { bip84(0, 0, 3) }
+  local r1 = discovery.scan { mnemonic = WORDS, gap_limit = 4, source = used, checkpoint = path }
+  local asked = 0
+  local r2 = discovery.scan { mnemonic = WORDS, gap_limit = 4, checkpoint = path, source = used }
+  t.eq(r2.accounts, r1.accounts)
+  t.eq(r2.totals.addresses_from_checkpoint, r1.totals.addresses_checked)
+  t.eq(r2.totals.addresses_queried, 0)
+  t.raises(function() discovery.scan { mnemonic = WORDS, gap_limit = 5, source = used, checkpoint = path } end, "other parameters")
+  os.remove(path)
+end)
+
+for _, applet in ipairs { "3.2", "4.0" } do
+  t.test("card source (applet " .. applet .. "): one EXPORT KEY per account (+ the shared parent), same result as the seed", function()
+    local transcript = os.tmpname()
+    local used = set { bip84(0, 0, 4), bip84(0, 1, 1), bip84(1, 0, 0) }
+    local s2 = card.open { reader = "virtual", applet = applet, seed = 3, record = transcript }
+    s2:init { pin = "123456", puk = "987654321098", pairing_password = "KeycardTest" }
+    s2:auto { pin = "123456", pairing_password = "KeycardTest" }
+    s2:load_seed(hd.mnemonic_to_seed(WORDS))
+    local r = discovery.scan { card = s2, gap_limit = 5, account_gap = 2, source = used }
+    s2:close()
+    local exports = 0
+    for line in io.lines(transcript) do if line:sub(1, 6) == "> 80c2" then exports = exports + 1 end end
+    os.remove(transcript)
+    t.eq(#r.accounts, 4)                                 -- 0, 1 used; 2, 3 empty
+    -- one per account, one for m/84'/0' (the xpubs' parent fingerprint). Secure channel v1 leaves CLA/INS in
+    -- clear, so the transcript shows them; v2 wraps whole commands, so there the binding's count is checked.
+    if applet == "3.2" then t.eq(exports, #r.accounts + 1) end
+    t.eq(r.totals.key_exports, #r.accounts + 1)
+
+    local x = discovery.scan { mnemonic = WORDS, gap_limit = 5, account_gap = 2, source = used }
+    t.eq(r.accounts, x.accounts)
+    -- and account 0 equals the zpub's scan
+    local z = discovery.scan { xpub = ZPUB0, gap_limit = 5, source = used }
+    t.eq(r.accounts[1], z.accounts[1])
+  end)
+end
+
+t.test("card source needs a verified PIN", function()
+  local s <close> = card.open { reader = "virtual" }
+  t.raises(function() discovery.scan { card = s, source = {} } end, "no verified PIN")
+  t.raises(function() discovery.scan { card = "virtual", source = {} } end, "option 'card' must be a keyhost.card.session")
+end)
+
+t.run()
