@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "COpenSSL"]),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),

@@ -6,3 +6,5 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>

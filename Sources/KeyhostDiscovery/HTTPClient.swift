@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// HTTP behaviour shared by the remote usage sources.
 public struct HTTPOptions: Sendable {
@@ -17,6 +14,8 @@ public struct HTTPOptions: Sendable {
     public var maxBackoff: Double = 60
     /// Sent as User-Agent.
     public var userAgent: String = "keyhost-discovery"
+    /// A PEM file of extra certificate authorities trusted for https, besides the system's.
+    public var caFile: String?
     /// How to wait before a retry; tests record the delays instead of sleeping.
     public var sleep: @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
@@ -72,37 +71,26 @@ struct RetryableFailure: Error {
     var detail: String
 }
 
-/// Blocking HTTP over URLSession with bounded parallelism, timeouts and retries with exponential backoff that
+/// Blocking HTTP over `HTTPTransport` (sockets, OpenSSL for https) with bounded parallelism, timeouts and retries with exponential backoff that
 /// honour Retry-After. Blocking, because the engine (and the Lua layer above it) is synchronous.
 final class HTTPClient {
     let options: HTTPOptions
-    private let session: URLSession
+    /// The TLS configuration, made on the first https request (loading the trust store costs a few ms).
+    private var tlsContext: TLSContext?
+    private let tlsLock = NSLock()
 
     init(options: HTTPOptions) throws {
         try options.validate()
         self.options = options
-        effectiveTimeout = Self.effectiveTimeout(options.timeout)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = effectiveTimeout
-        configuration.timeoutIntervalForResource = effectiveTimeout
-        configuration.httpMaximumConnectionsPerHost = options.maxConcurrentRequests
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        session = URLSession(configuration: configuration)
     }
 
-    deinit { session.finishTasksAndInvalidate() }
-
-    /// The timeout URLSession is given. FoundationNetworking on Linux truncates it to whole seconds, and a
-    /// truncated 0 fails every request at once ("timed out" after a few ms), so it is rounded up to a second.
-    let effectiveTimeout: Double
-
-    static func effectiveTimeout(_ timeout: Double) -> Double {
-        #if canImport(FoundationNetworking)
-        return max(1, timeout.rounded(.up))
-        #else
-        return timeout
-        #endif
+    private func tls() throws -> TLSContext {
+        tlsLock.lock()
+        defer { tlsLock.unlock() }
+        if let tlsContext { return tlsContext }
+        let context = try TLSContext(caFile: options.caFile)
+        tlsContext = context
+        return context
     }
 
     /// Sends `request`, retrying on 429, 5xx, transport failures and `RetryableFailure` from `parse`;
@@ -144,8 +132,8 @@ final class HTTPClient {
         // Workers pull the next index from shared state; everything shared sits behind one lock.
         let state = MapState<R>(count: items.count)
         let work = UncheckedBox((items, body))
-        // Dedicated threads, not the GCD pool: these block on URLSession, and blocked GCD workers starve the
-        // queues URLSession itself runs on (measured: ~50 ms per request instead of ~1 ms on 2 cores).
+        // Dedicated threads, not the GCD pool: these block on sockets for whole requests, and blocked GCD
+        // workers would starve other work queued on the pool.
         let workers = min(options.maxConcurrentRequests, items.count)
         let finished = DispatchSemaphore(value: 0)
         for _ in 0..<workers {
@@ -176,49 +164,17 @@ final class HTTPClient {
     }
 
     private func send(_ request: HTTPRequest) -> Result<HTTPResponse, Error> {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: effectiveTimeout)
-        urlRequest.httpMethod = request.method
-        urlRequest.httpBody = request.body
-        urlRequest.setValue(options.userAgent, forHTTPHeaderField: "User-Agent")
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let contentType = request.contentType { urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        let done = DispatchSemaphore(value: 0)
-        let box = UncheckedBox<Result<HTTPResponse, Error>>(.failure(URLError(.unknown)))
-        let task = session.dataTask(with: urlRequest) { data, response, error in
-            var result: Result<HTTPResponse, Error>
-            if let error {
-                result = .failure(error)
-            } else if let http = response as? HTTPURLResponse {
-                var headers = [String: String]()
-                for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
-                result = .success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data()))
-            } else {
-                result = .failure(URLError(.badServerResponse))
-            }
-            box.value = result  // written before the signal, read after the wait
-            done.signal()
+        var headers = [("User-Agent", options.userAgent), ("Accept", "application/json")]
+        if let contentType = request.contentType { headers.append(("Content-Type", contentType)) }
+        return Result {
+            try HTTPTransport.send(url: request.url, method: request.method, headers: headers, body: request.body,
+                                   timeout: options.timeout, tls: tls)
         }
-        task.resume()
-        // URLSession enforces the timeout; this bound only guards against a task that never completes.
-        if done.wait(timeout: .now() + effectiveTimeout * 2 + 5) == .timedOut {
-            task.cancel()
-            return .failure(URLError(.timedOut))
-        }
-        return box.value
     }
 
     private static func describe(_ error: Error) -> String {
-        if let urlError = error as? URLError {
-            switch urlError.code {
-            case .timedOut: return "timed out"
-            case .cannotConnectToHost: return "connection refused"
-            case .cannotFindHost, .dnsLookupFailed: return "host not found"
-            case .networkConnectionLost: return "connection lost"
-            case .notConnectedToInternet: return "no network"
-            default: return urlError.localizedDescription
-            }
-        }
-        return error.localizedDescription
+        if let transportError = error as? HTTPTransportError { return transportError.message }
+        return "\(error)"
     }
 
     /// Seconds to wait from a Retry-After value: delta-seconds or an HTTP date (RFC 9110 §10.2.3).

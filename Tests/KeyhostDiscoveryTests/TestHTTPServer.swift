@@ -24,6 +24,8 @@ final class TestHTTPServer: @unchecked Sendable {
         case respond(status: Int, headers: [String: String], body: String)
         /// Hold the connection open without answering (for timeouts).
         case hang
+        /// Send these bytes as the whole answer, then close (for framing the server would not choose itself).
+        case raw(String)
 
         static func json(_ body: String, status: Int = 200) -> Reply { .respond(status: status, headers: ["Content-Type": "application/json"], body: body) }
         static func json(object: Any, status: Int = 200) -> Reply {
@@ -120,12 +122,19 @@ final class TestHTTPServer: @unchecked Sendable {
                     if recv(fd, &byte, 1, 0) <= 0 { return }
                 }
             }
-        case .respond(let status, let headers, let body):
-            let bytes = Array(body.utf8)
-            var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
-            for (name, value) in headers { head += "\(name): \(value)\r\n" }
-            head += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
-            let all = Array(head.utf8) + bytes
+        case .respond, .raw:
+            var all: [UInt8]
+            if case .respond(let status, let headers, let body) = reply {
+                let bytes = Array(body.utf8)
+                var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
+                for (name, value) in headers { head += "\(name): \(value)\r\n" }
+                head += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+                all = Array(head.utf8) + bytes
+            } else if case .raw(let text) = reply {
+                all = Array(text.utf8)
+            } else {
+                return
+            }
             var offset = 0
             while offset < all.count {
                 let n = all[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -1,0 +1,315 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure below HTTP: name lookup, connecting, TLS, reading a malformed or oversized answer.
+/// `message` is what error messages show after the URL.
+struct HTTPTransportError: Error, CustomStringConvertible {
+    enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, badResponse, tooLarge, other }
+    var kind: Kind
+    var message: String
+    init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
+    var description: String { message }
+
+    static let timedOut = HTTPTransportError(.timedOut, "timed out")
+
+    static func fromErrno(_ code: Int32, during what: String) -> HTTPTransportError {
+        switch code {
+        case ECONNREFUSED: return HTTPTransportError(.refused, "connection refused")
+        case ETIMEDOUT: return .timedOut
+        case ECONNRESET, EPIPE: return HTTPTransportError(.connectionLost, "connection lost")
+        case ENETUNREACH, EHOSTUNREACH: return HTTPTransportError(.other, "no route to host")
+        default: return HTTPTransportError(.other, "\(what) failed: \(String(cString: strerror(code)))")
+        }
+    }
+}
+
+/// A monotonic clock in nanoseconds, for deadlines.
+func monotonicNow() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Waits until `fd` is ready for `events` or `deadline` passes (then throws "timed out").
+func waitForSocket(_ fd: Int32, events: Int32, deadline: UInt64) throws {
+    while true {
+        let now = monotonicNow()
+        guard now < deadline else { throw HTTPTransportError.timedOut }
+        let milliseconds = Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+        var poller = pollfd(fd: fd, events: Int16(events), revents: 0)
+        let ready = poll(&poller, 1, milliseconds)
+        if ready > 0 { return }  // readiness or an error condition: the next call reports which
+        if ready < 0 && errno != EINTR { throw HTTPTransportError.fromErrno(errno, during: "poll") }
+    }
+}
+
+/// Whether `host` is an IPv4 or IPv6 literal.
+func isIPAddress(_ host: String) -> Bool {
+    var v4 = in_addr(), v6 = in6_addr()
+    return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+}
+
+/// A small blocking HTTP/1.1 client over POSIX sockets, with TLS through OpenSSL for https: one request per
+/// connection (`Connection: close`), Content-Length, chunked or until-EOF bodies, one deadline for the whole
+/// exchange. It replaces URLSession so that the binary does not load libcurl and its dependencies at start-up.
+enum HTTPTransport {
+    /// Largest body accepted; the services answer in kilobytes.
+    static let maxBodySize = 32 << 20
+    /// Longest status line, header line or chunk-size line accepted.
+    static let maxLineLength = 64 << 10
+    /// Most header lines accepted.
+    static let maxHeaderCount = 256
+
+    struct Target {
+        var https: Bool
+        var host: String  // without IPv6 brackets
+        var port: Int
+        var pathAndQuery: String
+        /// The Host header's value.
+        var authority: String
+    }
+
+    static func target(of url: URL) throws -> Target {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw HTTPTransportError(.other, "not an http:// or https:// URL")
+        }
+        var host = components.percentEncodedHost ?? components.host ?? ""
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        host = host.removingPercentEncoding ?? host
+        guard !host.isEmpty else { throw HTTPTransportError(.other, "the URL has no host") }
+        let https = scheme == "https"
+        let defaultPort = https ? 443 : 80
+        let port = components.port ?? defaultPort
+        guard (1...65535).contains(port) else { throw HTTPTransportError(.other, "bad port \(port)") }
+        var path = components.percentEncodedPath
+        if path.isEmpty { path = "/" }
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return Target(https: https, host: host, port: port, pathAndQuery: path,
+                      authority: port == defaultPort ? bracketed : "\(bracketed):\(port)")
+    }
+
+    /// Sends one request and reads the whole answer, within `timeout` seconds overall.
+    static func send(url: URL, method: String, headers: [(String, String)], body: Data?, timeout: Double,
+                     tls: () throws -> TLSContext) throws -> HTTPResponse {
+        let target = try target(of: url)
+        let deadline = monotonicNow() + UInt64(max(0, timeout) * 1_000_000_000)
+        let fd = try connect(host: target.host, port: target.port, deadline: deadline)
+        defer { close(fd) }
+        let stream = try Stream(fd: fd, deadline: deadline,
+                                tls: target.https ? TLSSession(context: tls(), fd: fd, host: target.host, deadline: deadline) : nil)
+
+        var head = "\(method) \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.authority)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" } else if method == "POST" { head += "Content-Length: 0\r\n" }
+        head += "Connection: close\r\n\r\n"
+        var request = Data(head.utf8)
+        if let body { request.append(body) }
+        try request.withUnsafeBytes { try stream.write($0) }
+
+        // Interim 1xx answers (100 Continue) are skipped.
+        var status: Int, responseHeaders: [String: String]
+        repeat {
+            (status, responseHeaders) = try readHead(stream)
+        } while (100...199).contains(status)
+        let header = { (name: String) in responseHeaders.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
+
+        var responseBody = Data()
+        if status == 204 || status == 304 {
+            // No body by definition.
+        } else if let encoding = header("Transfer-Encoding"), encoding.lowercased().contains("chunked") {
+            responseBody = try readChunked(stream)
+        } else if let lengthText = header("Content-Length") {
+            guard let length = Int(lengthText.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""),
+                  length >= 0 else {
+                throw HTTPTransportError(.badResponse, "bad Content-Length \"\(lengthText)\"")
+            }
+            guard length <= maxBodySize else { throw tooLarge() }
+            responseBody = try stream.read(exactly: length)
+        } else {
+            responseBody = try stream.readToEnd(limit: maxBodySize)
+        }
+        return HTTPResponse(status: status, headers: responseHeaders, body: responseBody)
+    }
+
+    private static func tooLarge() -> HTTPTransportError {
+        HTTPTransportError(.tooLarge, "response body larger than \(maxBodySize >> 20) MiB")
+    }
+
+    /// Resolves `host` and connects to the first address that answers, each attempt bounded by `deadline`.
+    static func connect(host: String, port: Int, deadline: UInt64) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw HTTPTransportError(.hostNotFound, "host not found (\(reason))")
+        }
+        defer { freeaddrinfo(first) }
+        var lastError = HTTPTransportError(.hostNotFound, "host not found (no addresses)")
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            if fd < 0 { lastError = .fromErrno(errno, during: "socket"); continue }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var yes: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            do {
+                if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 {
+                    guard errno == EINPROGRESS || errno == EINTR else { throw HTTPTransportError.fromErrno(errno, during: "connect") }
+                    try waitForSocket(fd, events: POLLOUT, deadline: deadline)
+                    var socketError: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &socketError, &length)
+                    if socketError != 0 { throw HTTPTransportError.fromErrno(socketError, during: "connect") }
+                }
+                return fd
+            } catch let error as HTTPTransportError {
+                close(fd)
+                if error.kind == .timedOut { throw error }
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// The status line and the header fields (names as sent; repeated fields joined with ", ").
+    private static func readHead(_ stream: Stream) throws -> (Int, [String: String]) {
+        let statusLine = try stream.readLine()
+        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
+            throw HTTPTransportError(.badResponse, "not an HTTP/1.x answer: \"\(statusLine.prefix(80))\"")
+        }
+        var headers = [String: String]()
+        var count = 0
+        while true {
+            let line = try stream.readLine()
+            if line.isEmpty { break }
+            count += 1
+            guard count <= maxHeaderCount else { throw HTTPTransportError(.badResponse, "more than \(maxHeaderCount) header fields") }
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            if let existing = headers.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
+                headers[existing.key] = existing.value + ", " + value
+            } else {
+                headers[name] = value
+            }
+        }
+        return (status, headers)
+    }
+
+    private static func readChunked(_ stream: Stream) throws -> Data {
+        var body = Data()
+        while true {
+            let line = try stream.readLine()
+            let sizeText = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard !sizeText.isEmpty, sizeText.count <= 16, let size = Int(sizeText, radix: 16), size >= 0 else {
+                throw HTTPTransportError(.badResponse, "bad chunk size \"\(line.prefix(40))\"")
+            }
+            if size == 0 { break }
+            guard body.count + size <= maxBodySize else { throw tooLarge() }
+            body.append(try stream.read(exactly: size))
+            guard try stream.readLine().isEmpty else { throw HTTPTransportError(.badResponse, "chunk not followed by CRLF") }
+        }
+        while try !stream.readLine().isEmpty {}  // trailer fields, ignored
+        return body
+    }
+
+    /// Buffered reads and writes over a plain or TLS socket, all bounded by one deadline.
+    final class Stream {
+        private let fd: Int32
+        private let deadline: UInt64
+        private let tls: TLSSession?
+        private var buffer = [UInt8]()
+        private var start = 0
+        private var atEnd = false
+
+        init(fd: Int32, deadline: UInt64, tls: TLSSession?) {
+            self.fd = fd
+            self.deadline = deadline
+            self.tls = tls
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            if let tls { return try tls.write(bytes) }
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                if n > 0 { offset += n; continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    try waitForSocket(fd, events: POLLOUT, deadline: deadline)
+                } else if n < 0 && errno != EINTR {
+                    throw HTTPTransportError.fromErrno(errno, during: "send")
+                }
+            }
+        }
+
+        /// Reads more bytes into the buffer; false at the end of the stream.
+        private func fill() throws -> Bool {
+            if atEnd { return false }
+            if start > 0 && start >= buffer.count / 2 { buffer.removeFirst(start); start = 0 }
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            while true {
+                let n: Int
+                if let tls {
+                    n = try chunk.withUnsafeMutableBytes { try tls.read($0) }
+                } else {
+                    n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if n < 0 {
+                        if errno == EAGAIN || errno == EWOULDBLOCK { try waitForSocket(fd, events: POLLIN, deadline: deadline); continue }
+                        if errno == EINTR { continue }
+                        throw HTTPTransportError.fromErrno(errno, during: "recv")
+                    }
+                }
+                if n == 0 { atEnd = true; return false }
+                buffer.append(contentsOf: chunk[0..<n])
+                return true
+            }
+        }
+
+        private var available: Int { buffer.count - start }
+
+        /// One line without its CRLF (a bare LF is accepted too).
+        func readLine() throws -> String {
+            var searched = start
+            while true {
+                if let newline = buffer[searched...].firstIndex(of: 10) {
+                    var end = newline
+                    if end > start && buffer[end - 1] == 13 { end -= 1 }
+                    let line = String(decoding: buffer[start..<end], as: UTF8.self)
+                    start = newline + 1
+                    return line
+                }
+                searched = buffer.count
+                guard available <= HTTPTransport.maxLineLength else {
+                    throw HTTPTransportError(.badResponse, "header line longer than \(HTTPTransport.maxLineLength) bytes")
+                }
+                let before = start
+                guard try fill() else { throw HTTPTransportError(.connectionLost, "connection lost (the answer is cut short)") }
+                searched -= before - start  // fill may have compacted the buffer
+            }
+        }
+
+        func read(exactly count: Int) throws -> Data {
+            while available < count {
+                guard try fill() else { throw HTTPTransportError(.connectionLost, "connection lost (the body is cut short)") }
+            }
+            let data = Data(buffer[start..<(start + count)])
+            start += count
+            return data
+        }
+
+        func readToEnd(limit: Int) throws -> Data {
+            while try fill() {
+                guard available <= limit else { throw HTTPTransport.tooLarge() }
+            }
+            let data = Data(buffer[start...])
+            start = buffer.count
+            return data
+        }
+    }
+}
