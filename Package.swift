@@ -53,13 +53,16 @@ let package = Package(
         // Speed figures against C baselines (scripts/bench); not part of the product.
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),
 
+        // Test helpers shared by test targets (a loopback HTTP server).
+        .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
+
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
-        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost"]),
+        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
-        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto"]),
+        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostTestSupport
 import Testing
 import KeyhostCrypto
 @testable import KeyhostDiscovery

@@ -3,37 +3,37 @@ import Foundation
 import Glibc
 #endif
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 for the source tests: one thread accepts, each connection is served on
-/// its own queue item, every answer closes the connection. Enough of HTTP for URLSession, nothing more.
-final class TestHTTPServer: @unchecked Sendable {
-    struct Request {
-        var method: String
-        var target: String
-        var headers: [String: String]  // lowercased names
-        var body: Data
+/// A tiny HTTP/1.1 server on 127.0.0.1 for the discovery and CLI tests: one thread accepts, each connection is
+/// served on its own queue item, every answer closes the connection. Enough of HTTP for keyhost's client, nothing more.
+public final class TestHTTPServer: @unchecked Sendable {
+    public struct Request {
+        public var method: String
+        public var target: String
+        public var headers: [String: String]  // lowercased names
+        public var body: Data
 
-        var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
-        var query: [String: String] {
+        public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
+        public var query: [String: String] {
             let items = URLComponents(string: "http://x" + target)?.queryItems ?? []
             return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
         }
-        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+        public var json: Any? { try? JSONSerialization.jsonObject(with: body) }
     }
 
-    enum Reply {
+    public enum Reply {
         case respond(status: Int, headers: [String: String], body: String)
         /// Hold the connection open without answering (for timeouts).
         case hang
         /// Send these bytes as the whole answer, then close (for framing the server would not choose itself).
         case raw(String)
 
-        static func json(_ body: String, status: Int = 200) -> Reply { .respond(status: status, headers: ["Content-Type": "application/json"], body: body) }
-        static func json(object: Any, status: Int = 200) -> Reply {
+        public static func json(_ body: String, status: Int = 200) -> Reply { .respond(status: status, headers: ["Content-Type": "application/json"], body: body) }
+        public static func json(object: Any, status: Int = 200) -> Reply {
             .json(String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self), status: status)
         }
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let handler: (Request) -> Reply
     private let lock = NSLock()
@@ -43,12 +43,12 @@ final class TestHTTPServer: @unchecked Sendable {
     private var stopped = false
     private let acceptDone = DispatchSemaphore(value: 0)
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
     /// Most requests being handled at once.
-    var maxInFlight: Int { lock.lock(); defer { lock.unlock() }; return _maxInFlight }
+    public var maxInFlight: Int { lock.lock(); defer { lock.unlock() }; return _maxInFlight }
 
-    init(handler: @escaping (Request) -> Reply) throws {
+    public init(handler: @escaping (Request) -> Reply) throws {
         self.handler = handler
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
@@ -74,7 +74,7 @@ final class TestHTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    func stop() {
+    public func stop() {
         lock.lock()
         let already = stopped
         stopped = true
@@ -184,18 +184,20 @@ final class TestHTTPServer: @unchecked Sendable {
 }
 
 /// Records the delays an HTTP source asks to sleep, without sleeping.
-final class SleepRecorder: @unchecked Sendable {
+public final class SleepRecorder: @unchecked Sendable {
+    public init() {}
     private let lock = NSLock()
     private var _delays = [Double]()
-    var delays: [Double] { lock.lock(); defer { lock.unlock() }; return _delays }
-    var sleep: @Sendable (Double) -> Void { { [self] in lock.lock(); _delays.append($0); lock.unlock() } }
+    public var delays: [Double] { lock.lock(); defer { lock.unlock() }; return _delays }
+    public var sleep: @Sendable (Double) -> Void { { [self] in lock.lock(); _delays.append($0); lock.unlock() } }
 }
 
 /// Thread-safe counter for handlers.
-final class Counter: @unchecked Sendable {
+public final class Counter: @unchecked Sendable {
+    public init() {}
     private let lock = NSLock()
     private var values = [String: Int]()
     /// Increments the count for `key` and returns the new value.
-    func bump(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; values[key, default: 0] += 1; return values[key]! }
-    func count(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; return values[key, default: 0] }
+    public func bump(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; values[key, default: 0] += 1; return values[key]! }
+    public func count(_ key: String) -> Int { lock.lock(); defer { lock.unlock() }; return values[key, default: 0] }
 }
