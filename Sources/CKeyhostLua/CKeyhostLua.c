@@ -1,4 +1,5 @@
 #include "CKeyhostLua.h"
+#include "Metering.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,12 +68,64 @@ kh_host *kh_gethost(lua_State *L) {
     return (kh_host *)ud;
 }
 
-// ---------------------------------------------------------------- trampoline
+// ---------------------------------------------------------------- metatables
+
+// luaL_newmetatable and luaL_testudata read the registry with lua_getfield,
+// which runs the registry's own metamethods if a script gave it some
+// (debug.getregistry()); an error there would longjmp over the Swift frame
+// that called us. Everything below touches the registry with raw operations.
+
+// Pushes registry[tname] (raw); returns its type.
+static int kh_rawregistry(lua_State *L, const char *tname) {
+    lua_pushstring(L, tname);
+    return lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
+// Pushes the metatable registered as tname, creating it if missing: __name, a
+// hidden __metatable (scripts cannot reach or replace our metamethods), and a
+// __gc (when given) that checks its argument: upvalue 1 is the metatable
+// itself. Returns 1 when it was created.
+static int kh_metatable(lua_State *L, const char *tname, lua_CFunction gc) {
+    if (kh_rawregistry(L, tname) != LUA_TNIL) return 0;
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 6);
+    lua_pushliteral(L, "__name");
+    lua_pushstring(L, tname);
+    lua_rawset(L, -3);
+    lua_pushliteral(L, "__metatable");
+    lua_pushboolean(L, 0);
+    lua_rawset(L, -3);
+    if (gc != NULL) {
+        // Lua marks an object for finalization only if __gc is present when the
+        // metatable is set, so it goes in before the first object gets it.
+        lua_pushliteral(L, "__gc");
+        lua_pushvalue(L, -2);
+        lua_pushcclosure(L, gc, 1);
+        lua_rawset(L, -3);
+    }
+    lua_pushstring(L, tname);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    return 1;
+}
 
 typedef struct { void *box; } kh_boxholder;
 
+// The box of the userdata at idx when it is one of ours: a full userdata of
+// the right size whose metatable is the one in upvalue 1 of the running
+// finalizer (or `mt` on the stack). Anything else (a FILE* handle, a table,
+// another type's object) yields NULL: finalizers and methods can be called by
+// hand with any argument.
+static kh_boxholder *kh_checked_holder(lua_State *L, int idx, int mt) {
+    if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(kh_boxholder)) return NULL;
+    if (!lua_getmetatable(L, idx)) return NULL;
+    int same = lua_rawequal(L, -1, mt);
+    lua_pop(L, 1);
+    return same ? (kh_boxholder *)lua_touserdata(L, idx) : NULL;
+}
+
 static int kh_box_gc(lua_State *L) {
-    kh_boxholder *b = (kh_boxholder *)lua_touserdata(L, 1);
+    kh_boxholder *b = kh_checked_holder(L, 1, lua_upvalueindex(1));
     if (b != NULL && b->box != NULL && kh_release != NULL) {
         void *box = b->box;
         b->box = NULL;
@@ -81,10 +134,13 @@ static int kh_box_gc(lua_State *L) {
     return 0;
 }
 
+// ---------------------------------------------------------------- trampoline
+
 static int kh_trampoline(lua_State *L) {
     kh_boxholder *b = (kh_boxholder *)lua_touserdata(L, lua_upvalueindex(1));
     kh_host *h = kh_gethost(L);
     int argn = 0;
+    if (b == NULL || b->box == NULL) return luaL_error(L, "keyhost function called after it was released");
     // Lua guarantees LUA_MINSTACK (20) free slots to a C function; Swift code
     // that pushes more calls lua_checkstack itself (LuaStack.ensure).
     int saved = h->enforce;
@@ -112,50 +168,43 @@ static const char *const KH_BOXHOLDER = "keyhost.function";
 void kh_push_swift_function(lua_State *L, void *box) {
     kh_boxholder *b = (kh_boxholder *)lua_newuserdatauv(L, sizeof *b, 0);
     b->box = box;
-    if (luaL_newmetatable(L, KH_BOXHOLDER)) {
-        lua_pushliteral(L, "__gc");
-        lua_pushcfunction(L, kh_box_gc);
-        lua_rawset(L, -3);
-    }
+    kh_metatable(L, KH_BOXHOLDER, kh_box_gc);
     lua_setmetatable(L, -2);
     lua_pushcclosure(L, kh_trampoline, 1);
 }
 
 // ---------------------------------------------------------------- objects
 
-typedef struct { void *box; } kh_object;
-
-static int kh_object_gc(lua_State *L) {
-    return kh_box_gc(L);
-}
-
 void kh_push_object(lua_State *L, void *box, const char *tname, int *created) {
-    kh_object *o = (kh_object *)lua_newuserdatauv(L, sizeof *o, 1);
+    kh_boxholder *o = (kh_boxholder *)lua_newuserdatauv(L, sizeof *o, 1);
     o->box = box;
-    *created = luaL_newmetatable(L, tname); // raw operations on the registry only
-    if (*created) {
-        // Lua marks an object for finalization only if __gc is present when the
-        // metatable is set, so it goes in before the first object gets it.
-        lua_pushliteral(L, "__gc");
-        lua_pushcfunction(L, kh_object_gc);
-        lua_rawset(L, -3);
-    }
+    *created = kh_metatable(L, tname, kh_box_gc);
     lua_setmetatable(L, -2);
 }
 
+int kh_push_metatable(lua_State *L, const char *tname) {
+    return kh_metatable(L, tname, NULL);
+}
+
 void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed) {
-    kh_object *o = (kh_object *)luaL_testudata(L, idx, tname);
     *closed = 0;
+    idx = lua_absindex(L, idx);
+    if (kh_rawregistry(L, tname) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    kh_boxholder *o = kh_checked_holder(L, idx, lua_gettop(L));
+    lua_pop(L, 1);
     if (o == NULL) return NULL;
     if (o->box == NULL) *closed = 1;
     return o->box;
 }
 
-void *kh_detach_object(lua_State *L, int idx) {
-    kh_object *o = (kh_object *)lua_touserdata(L, idx);
-    if (o == NULL || lua_rawlen(L, idx) != sizeof *o) return NULL;
-    void *box = o->box;
-    o->box = NULL;
+void *kh_detach_object(lua_State *L, int idx, const char *tname) {
+    int closed = 0;
+    void *box = kh_to_object(L, idx, tname, &closed);
+    if (box == NULL) return NULL;
+    ((kh_boxholder *)lua_touserdata(L, idx))->box = NULL;
     return box;
 }
 
@@ -236,6 +285,7 @@ static int p_openlibs(lua_State *L) {
         luaL_requiref(L, lib->name, lib->func, 1);
         lua_pop(L, 1);
     }
+    kh_install_metering(L);
     return 0;
 }
 
@@ -243,6 +293,18 @@ int kh_p_openlibs(lua_State *L, int sandbox) {
     lua_pushcfunction(L, p_openlibs);
     lua_pushinteger(L, sandbox);
     return kh_pcall(L, 1, 0, 1);
+}
+
+int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, const char *mode) {
+    kh_host *h = kh_gethost(L);
+    int saved = h->enforce;
+    h->cap_hit = 0;
+    // lua_load catches its own errors (memory included), so the cap can be
+    // enforced while the source is parsed: compiling is charged like running.
+    h->enforce = 1;
+    int status = luaL_loadbufferx(L, buffer, size, name, mode);
+    h->enforce = saved;
+    return status;
 }
 
 static int p_gettable(lua_State *L) {
@@ -320,14 +382,18 @@ static void kh_hook(lua_State *L, lua_Debug *ar) {
     h->executed += (uint64_t)h->hook_count;
     if (h->budget != 0 && h->executed > h->budget) {
         h->budget_hit = 1;
-        lua_sethook(L, kh_hook, LUA_MASKCOUNT, 1);
+        kh_hook_every_instruction(L);
         luaL_error(L, "sandbox: instruction budget of %I instructions exceeded", (lua_Integer)h->budget);
     }
     if (h->deadline != 0 && kh_now() > h->deadline) {
         h->time_hit = 1;
-        lua_sethook(L, kh_hook, LUA_MASKCOUNT, 1);
+        kh_hook_every_instruction(L);
         luaL_error(L, "sandbox: time limit of %f seconds exceeded", h->time_limit);
     }
+}
+
+void kh_hook_every_instruction(lua_State *L) {
+    lua_sethook(L, kh_hook, LUA_MASKCOUNT, 1);
 }
 
 void kh_enable_hook(lua_State *L, int count) {

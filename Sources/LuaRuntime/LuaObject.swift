@@ -42,7 +42,7 @@ enum LuaObjectSupport {
             lua_rawset(L, -3)
         }
         let close: LuaFunctionBody = { ctx in
-            guard let box = kh_detach_object(ctx.L, 1) else { return 0 }
+            guard let box = T.luaTypeName.withCString({ kh_detach_object(ctx.L, 1, $0) }) else { return 0 }
             let object = Unmanaged<AnyObject>.fromOpaque(box)
             (object.takeUnretainedValue() as? T)?.luaClose()
             object.release()
@@ -70,7 +70,7 @@ enum LuaObjectSupport {
 
     /// Gives the table on top of the stack the shared metatable of structured errors.
     static func setErrorMetatable(on L: OpaquePointer) {
-        if luaL_newmetatable(L, "keyhost.error") != 0 {
+        if kh_push_metatable(L, "keyhost.error") != 0 {
             let stack = LuaStack(L: L)
             stack.pushText("__tostring")
             LuaDispatch.push({ ctx in

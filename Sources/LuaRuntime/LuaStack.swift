@@ -17,6 +17,32 @@ struct LuaStack {
     /// Deepest table nesting converted either way; deeper is an error, not a crash.
     static let maxDepth = 200
 
+    /// How much one conversion from Lua may produce. A table that holds the same sub-table
+    /// twice is copied twice, so forty levels of `t = {t, t}` would otherwise become 2^40 copies.
+    struct Budget {
+        var values: Int
+        var bytes: Int
+
+        static let maxValues = 1_000_000
+        static let maxBytes = 256 << 20
+
+        /// The default budget, with bytes capped by the state's memory limit when it has one.
+        init(L: OpaquePointer) {
+            let limit = kh_gethost(L).pointee.limit
+            values = Self.maxValues
+            bytes = limit == 0 ? Self.maxBytes : min(Self.maxBytes, max(limit, 1 << 20))
+        }
+
+        mutating func charge(values n: Int = 1, bytes size: Int = 0) throws {
+            values -= n
+            bytes -= size
+            if values < 0 {
+                throw LuaError.runtime("value too large to convert: more than \(Self.maxValues) values (a table shared in several places counts each time)")
+            }
+            if bytes < 0 { throw LuaError.runtime("value too large to convert: its strings add up to more than the conversion limit") }
+        }
+    }
+
     var top: Int32 { lua_gettop(L) }
 
     func ensure(_ n: Int32) throws {
@@ -99,11 +125,17 @@ struct LuaStack {
     }
 
     func value(at index: Int32) throws -> LuaValue {
-        var seen: Set<UnsafeRawPointer> = []
-        return try value(at: lua_absindex(L, index), depth: 0, seen: &seen)
+        var budget = Budget(L: L)
+        return try value(at: index, budget: &budget)
     }
 
-    private func value(at index: Int32, depth: Int, seen: inout Set<UnsafeRawPointer>) throws -> LuaValue {
+    private func value(at index: Int32, budget: inout Budget) throws -> LuaValue {
+        var seen: Set<UnsafeRawPointer> = []
+        return try value(at: lua_absindex(L, index), depth: 0, seen: &seen, budget: &budget)
+    }
+
+    private func value(at index: Int32, depth: Int, seen: inout Set<UnsafeRawPointer>, budget: inout Budget) throws -> LuaValue {
+        try budget.charge(bytes: lua_type(L, index) == LUA_TSTRING ? Int(lua_rawlen(L, index)) : 0)
         switch lua_type(L, index) {
         case LUA_TNIL, LUA_TNONE: return .nil
         case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, index) != 0)
@@ -113,7 +145,7 @@ struct LuaStack {
         case LUA_TSTRING: return .string(bytes(at: index) ?? [])
         case LUA_TTABLE where lua_getmetatable(L, index) == 0:
             // Plain tables are copied; tables with metatables keep their behaviour by reference.
-            return .table(try table(at: index, depth: depth, seen: &seen))
+            return .table(try table(at: index, depth: depth, seen: &seen, budget: &budget))
         case LUA_TTABLE:
             kh_pop(L, 1)
             return .reference(reference(at: index))
@@ -125,10 +157,11 @@ struct LuaStack {
     /// The table at index copied with raw access, whatever its metatable (an options table, say).
     func table(at index: Int32) throws -> LuaTable {
         var seen: Set<UnsafeRawPointer> = []
-        return try table(at: lua_absindex(L, index), depth: 0, seen: &seen)
+        var budget = Budget(L: L)
+        return try table(at: lua_absindex(L, index), depth: 0, seen: &seen, budget: &budget)
     }
 
-    private func table(at index: Int32, depth: Int, seen: inout Set<UnsafeRawPointer>) throws -> LuaTable {
+    private func table(at index: Int32, depth: Int, seen: inout Set<UnsafeRawPointer>, budget: inout Budget) throws -> LuaTable {
         guard depth < Self.maxDepth else { throw LuaError.runtime("table nested deeper than \(Self.maxDepth) levels") }
         guard let identity = lua_topointer(L, index) else { return LuaTable() }
         guard seen.insert(identity).inserted else { throw LuaError.runtime("table contains a cycle and cannot be converted") }
@@ -142,7 +175,7 @@ struct LuaStack {
                 lua_rawgeti(L, index, lua_Integer(i))
                 defer { kh_pop(L, 1) }
                 if lua_type(L, -1) == LUA_TNIL { break }
-                result.array.append(try value(at: lua_absindex(L, -1), depth: depth + 1, seen: &seen))
+                result.array.append(try value(at: lua_absindex(L, -1), depth: depth + 1, seen: &seen, budget: &budget))
             }
         }
         let arrayCount = Int64(result.array.count)
@@ -160,8 +193,8 @@ struct LuaStack {
                 let k = lua_tointegerx(L, -2, nil)
                 if k >= 1 && k <= arrayCount { kh_pop(L, 1); continue }
             }
-            let key = try value(at: lua_absindex(L, -2), depth: depth + 1, seen: &seen)
-            let element = try value(at: lua_absindex(L, -1), depth: depth + 1, seen: &seen)
+            let key = try value(at: lua_absindex(L, -2), depth: depth + 1, seen: &seen, budget: &budget)
+            let element = try value(at: lua_absindex(L, -1), depth: depth + 1, seen: &seen, budget: &budget)
             result.fields[key] = element
             kh_pop(L, 1)
         }
@@ -172,7 +205,8 @@ struct LuaStack {
     func values(above base: Int32) throws -> [LuaValue] {
         let top = lua_gettop(L)
         guard top > base else { return [] }
-        return try ((base + 1)...top).map { try value(at: $0) }
+        var budget = Budget(L: L)
+        return try ((base + 1)...top).map { try value(at: $0, budget: &budget) }
     }
 
     func reference(at index: Int32) -> LuaReference {

@@ -131,6 +131,12 @@ public final class LuaState {
         return try callLoaded(arguments: arguments)
     }
 
+    /// Compiles and runs `bytes` for its effects: whatever the chunk returns is dropped, never converted.
+    public func run(bytes: [UInt8], chunkName: String, arguments: [LuaValue] = []) throws {
+        try load(bytes: bytes, chunkName: chunkName)
+        try callLoaded(arguments: arguments, convertResults: false)
+    }
+
     /// Calls a Lua function held by reference (from the host, not from inside a binding: use `LuaContext.call` there).
     @discardableResult
     public func call(_ function: LuaReference, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
@@ -149,11 +155,14 @@ public final class LuaState {
     private func load(bytes: [UInt8], chunkName: String) throws {
         let mode = sandboxEnvironment == nil ? "bt" : "t"
         let status = bytes.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: CChar.self) { luaL_loadbufferx(L, $0.baseAddress, buf.count, chunkName, mode) }
+            buf.withMemoryRebound(to: CChar.self) { kh_load(L, $0.baseAddress, buf.count, chunkName, mode) }
         }
         if status != LUA_OK {
             let message = popMessage()
-            if status == LUA_ERRMEM { throw LuaError.setup("not enough memory to load \(chunkName)") }
+            if status == LUA_ERRMEM {
+                if host.pointee.cap_hit != 0 { throw LuaError.memoryLimit(bytes: host.pointee.limit) }
+                throw LuaError.setup("not enough memory to load \(chunkName)")
+            }
             throw LuaError.syntax(message)
         }
         if let env = sandboxEnvironment {
@@ -165,15 +174,21 @@ public final class LuaState {
     }
 
     /// Calls the function on top of the stack with `arguments`.
-    private func callLoaded(arguments: [LuaValue]) throws -> [LuaValue] {
+    @discardableResult
+    private func callLoaded(arguments: [LuaValue], convertResults: Bool = true) throws -> [LuaValue] {
         let base = lua_gettop(L) - 1
         try stack.ensure(Int32(clamping: arguments.count + 4))
         for argument in arguments { try stack.push(argument) }
         kh_begin_run(L)
-        let status = kh_pcall(L, Int32(arguments.count), LUA_MULTRET, 1)
+        let status = kh_pcall(L, Int32(arguments.count), convertResults ? LUA_MULTRET : 0, 1)
         if status != LUA_OK { throw translateError(status: status) }
         defer { lua_settop(L, base) }
-        return try stack.values(above: base)
+        // A limit that was hit fails the run even if the code caught the error on its way out
+        // (`return pcall(f)` leaves no instruction for the hook to stop); and a single long call
+        // into C cannot be stopped half-way, but it must not pass unnoticed.
+        if host.pointee.budget_hit != 0 { throw LuaError.instructionBudget(host.pointee.budget) }
+        if host.pointee.time_hit != 0 || kh_overran(L) != 0 { throw LuaError.timeLimit(seconds: host.pointee.time_limit) }
+        return convertResults ? try stack.values(above: base) : []
     }
 
     private func translateError(status: Int32) -> LuaError {

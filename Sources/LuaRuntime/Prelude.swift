@@ -62,6 +62,8 @@ enum Prelude {
     local real_load, collectgarbage, setmetatable, error, tostring, type, next, pairs, pcall, rawget =
       load, collectgarbage, setmetatable, error, tostring, type, next, pairs, pcall, rawget
     local pack, unpack = table.pack, table.unpack
+    local charge = __keyhost_charge -- counts a chunk's size against the budget before it compiles
+    __keyhost_charge = nil
     for name in pairs(forbidden) do _G[name] = nil end
     _G.load, _G.collectgarbage = nil, nil
 
@@ -71,7 +73,11 @@ enum Prelude {
         __newindex = function(_, key)
           error("sandbox: '" .. name .. "' is read-only (cannot set '" .. tostring(key) .. "')", 2)
         end,
-        __pairs = function() return next, library, nil end,
+        -- The iterator closes over the library instead of returning it: pairs() hands its
+        -- second value to the caller, and the real table must never reach sandboxed code.
+        __pairs = function(proxy)
+          return function(_, key) return next(library, key) end, proxy, nil
+        end,
         __metatable = false,
       })
     end
@@ -107,6 +113,7 @@ enum Prelude {
         if type(chunk) == "string" and chunk:byte(1) == 27 then
           error("sandbox: binary chunks are not allowed", 2)
         end
+        if type(chunk) == "string" then charge(#chunk) end
         return real_load(chunk, chunkname, "t", chunkenv == nil and env or chunkenv)
       end
       env.collectgarbage = function(option, ...)

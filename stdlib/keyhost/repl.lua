@@ -3,8 +3,10 @@
 -- as a request for more input.
 local inspect = require "keyhost.inspect"
 
-local load, xpcall, select, type, tostring, getmetatable, next, rawget =
-  load, xpcall, select, type, tostring, getmetatable, next, rawget
+local load, xpcall, select, type, tostring, next, rawget =
+  load, xpcall, select, type, tostring, next, rawget
+-- keyhost's objects hide their metatables (__metatable = false); the REPL looks behind that.
+local getmetatable = (debug and debug.getmetatable) or getmetatable
 local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.concat
 local traceback = debug.traceback
 

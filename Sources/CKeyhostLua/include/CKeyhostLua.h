@@ -59,13 +59,21 @@ kh_host *kh_gethost(lua_State *L);
 void kh_push_swift_function(lua_State *L, void *box);
 
 /// Pushes a new userdata carrying box, with the metatable registered as tname
-/// (created with only __gc if missing; *created set to 1 then). Released on __gc.
+/// (created with __name, a hidden __metatable and a checked __gc if missing;
+/// *created set to 1 then). Released on __gc. The registry is used raw.
 void kh_push_object(lua_State *L, void *box, const char *tname, int *created);
-/// The box of the userdata at idx if its metatable is tname, else NULL.
-/// *closed is set when the object exists but was closed/collected.
+/// Pushes the metatable registered as tname (for tables: no __gc), creating it
+/// with __name and a hidden __metatable; returns 1 when it was created.
+int kh_push_metatable(lua_State *L, const char *tname);
+/// The box of the userdata at idx if it is one of ours with metatable tname,
+/// else NULL. *closed is set when the object exists but was closed/collected.
 void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed);
-/// Detaches the box from the userdata at idx (after __close); returns it.
-void *kh_detach_object(lua_State *L, int idx);
+/// Detaches the box from the userdata at idx (after __close) if it is one of
+/// ours with metatable tname; returns it, or NULL.
+void *kh_detach_object(lua_State *L, int idx, const char *tname);
+
+/// luaL_loadbufferx with the state's memory cap enforced while compiling.
+int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, const char *mode);
 
 // Protected operations: each returns a lua status (LUA_OK or an error code);
 // on error the error object is left on the stack instead of the result.
@@ -88,6 +96,9 @@ void kh_sigint_begin(lua_State *L);
 void kh_sigint_end(void);
 /// Starts a new top-level run: resets counters, arms the deadline.
 void kh_begin_run(lua_State *L);
+/// True (and the time limit marked as hit) when the run's deadline has passed:
+/// a single long call into C cannot be stopped half-way, but is reported.
+int kh_overran(lua_State *L);
 
 /// lua_State macros that Swift cannot import, as functions.
 int kh_upvalueindex(int i);

@@ -1,0 +1,28 @@
+// Charging work done inside C functions to the sandbox's limits (internal to CKeyhostLua).
+//
+// The count hook only runs between Lua instructions, so a single call into C
+// (a pattern match, a sort, string.rep of an empty string a trillion times)
+// would otherwise run to its end whatever the limits say. The sandbox's
+// versions of those functions report their work here, in units of roughly one
+// Lua instruction, and are stopped like Lua code when a limit is passed.
+#ifndef KH_METERING_H
+#define KH_METERING_H
+
+#include "CKeyhostLua.h"
+
+/// Adds `steps` to the instructions executed; raises the budget, time-limit or
+/// interrupt error when one applies. Only for lua_CFunctions (it may raise).
+void kh_charge(lua_State *L, uint64_t steps);
+
+/// After a limit is hit: the hook runs before every instruction until the next run,
+/// so code that catches the error cannot go on.
+void kh_hook_every_instruction(lua_State *L);
+
+/// Installs the metered library functions in a sandbox state (under lua_pcall).
+void kh_install_metering(lua_State *L);
+
+/// Replaces string.find/match/gmatch/gsub in the string table on top of the
+/// stack with metered versions.
+void kh_install_metered_patterns(lua_State *L);
+
+#endif
