@@ -17,25 +17,44 @@ struct Run: ParsableCommand {
     @Flag(help: "Run untrusted code: no io, os, debug, package or binary chunks, with the limits below.")
     var sandbox = false
 
-    @Option(help: ArgumentHelp("Sandbox memory cap in MiB.", valueName: "mib"))
-    var memoryLimit: Int = 64
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sandbox memory cap in MiB, 1 to 1048576 (default: 64). Needs --sandbox.", valueName: "mib"))
+    var memoryLimit: Int?
 
-    @Option(help: ArgumentHelp("Sandbox instruction budget.", valueName: "count"))
-    var instructionLimit: UInt64 = 100_000_000
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sandbox instruction budget, at least 1 (default: 100000000). Needs --sandbox.", valueName: "count"))
+    var instructionLimit: UInt64?
 
-    @Option(help: ArgumentHelp("Sandbox wall-clock limit in seconds.", valueName: "seconds"))
-    var timeLimit: Double = 5
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sandbox wall-clock limit in seconds, more than 0 (default: 5). Needs --sandbox.", valueName: "seconds"))
+    var timeLimit: Double?
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the script.", valueName: "args"))
     var arguments: [String] = []
 
     func validate() throws {
-        guard memoryLimit > 0, memoryLimit <= 1 << 20 else { throw ValidationError("--memory-limit must be between 1 and 1048576 MiB, got \(memoryLimit)") }
-        guard timeLimit > 0 else { throw ValidationError("--time-limit must be a positive number of seconds, got \(timeLimit)") }
+        // Limits are enforced only in the sandbox; accepting them without it would promise a bound that is not there.
+        if !sandbox {
+            let given = [("--memory-limit", memoryLimit != nil), ("--instruction-limit", instructionLimit != nil), ("--time-limit", timeLimit != nil)]
+            if let (name, _) = given.first(where: { $0.1 }) {
+                throw ValidationError("\(name) applies only to sandboxed code: add --sandbox, or drop \(name)")
+            }
+        }
+        if let memoryLimit, !(1...(1 << 20)).contains(memoryLimit) {
+            throw ValidationError("--memory-limit must be between 1 and 1048576 MiB, got \(memoryLimit)")
+        }
+        if instructionLimit == 0 {
+            throw ValidationError("--instruction-limit must be at least 1 (there is no unlimited budget in the sandbox), got 0")
+        }
+        if let timeLimit, !(timeLimit > 0 && timeLimit.isFinite) {
+            throw ValidationError("--time-limit must be a positive number of seconds, got \(timeLimit)")
+        }
     }
 
     func run() throws {
-        let limits = SandboxLimits(memoryBytes: memoryLimit << 20, instructions: instructionLimit, seconds: timeLimit)
+        let defaults = SandboxLimits()
+        let limits = SandboxLimits(
+            memoryBytes: (memoryLimit ?? defaults.memoryBytes >> 20) << 20,
+            instructions: instructionLimit ?? defaults.instructions,
+            seconds: timeLimit ?? defaults.seconds
+        )
         try Self.script(path: file, arguments: arguments, profile: sandbox ? .sandbox(limits) : .full)
     }
 
@@ -53,7 +72,7 @@ struct Run: ParsableCommand {
                 array: arguments.map { .text($0) },
                 fields: [.integer(0): .text(path), .integer(-1): .text(CommandLine.arguments.first ?? "keyhost")]
             )))
-            try state.execute(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
+            try state.run(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
         }
     }
 }
