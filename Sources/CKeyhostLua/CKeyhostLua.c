@@ -418,6 +418,7 @@ void kh_begin_run(lua_State *L) {
     h->interrupted = 0;
     h->interrupt_hit = 0;
     h->deadline = h->time_limit > 0 ? kh_now() + h->time_limit : 0;
+    h->stack_low = NULL; // this run may be on another thread
     if (h->hook_count > 0)
         lua_sethook(L, kh_hook, LUA_MASKCOUNT, h->hook_count);
     else

@@ -155,6 +155,41 @@ import Testing
         #expect(failure(state, code) == .timeLimit(seconds: 0.05))
     }
 
+    // MARK: B1: Lua 5.4.4's unbounded nesting of coroutine.close (fixed upstream in 5.4.5)
+
+    @Test func deeplyNestedCoroutineClosesStopBeforeTheCStackEnds() throws {
+        let state = try sandbox(SandboxLimits(memoryBytes: 256 << 20, instructions: 0, seconds: 60))
+        let error = failure(state, """
+            local coro = false
+            for i = 1, 12000 do
+              local previous = coro
+              coro = coroutine.create(function()
+                local cc <close> = setmetatable({}, {__close = function()
+                  if previous then local ok, e = coroutine.close(previous) if not ok then error(e, 0) end end
+                end})
+                coroutine.yield()
+              end)
+              assert(coroutine.resume(coro))
+            end
+            local ok, e = coroutine.close(coro)
+            error(e, 0)
+            """)
+        guard case .runtime(let message)? = error else { Issue.record("expected an error, got \(String(describing: error))"); return }
+        #expect(message.hasPrefix("hostile:6: sandbox: C stack overflow (coroutines closed inside one another too deeply)"))
+        #expect(try state.execute("return coroutine.close(coroutine.create(print))", chunkName: "=after") == [true])
+    }
+
+    @Test func wrappedCoroutinesBehaveAsLuasOwn() throws {
+        let state = try sandbox(SandboxLimits())
+        let out = try state.execute("""
+            local gen = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+            local first, second = gen(1), gen(10)
+            local ok, e = pcall(coroutine.wrap(function() error("x") end))
+            return first, second, ok, e, pcall(gen)
+            """, chunkName: "=w")
+        #expect(out == [.integer(2), .integer(20), false, "w:3: x", false, "cannot resume dead coroutine"])
+    }
+
     // MARK: B6: registry metamethods never run under Swift
 
     @Test func poisonedRegistryDoesNotReachSwift() throws {

@@ -42,6 +42,7 @@ typedef struct kh_host {
     int hook_count;         // instructions between hook calls
     int interrupt_hit;
     void *owner;            // the Swift object owning the state (unretained)
+    void *stack_low;        // lowest address of the running thread's C stack (found lazily each run)
 } kh_host;
 
 typedef int (*kh_dispatch_fn)(lua_State *L, void *box, int *argn);
