@@ -1,0 +1,13 @@
+/// Sizes a token may have; each is checked before the bytes are parsed or run.
+public enum TokenLimits {
+    /// The largest encoded token (envelope included).
+    public static let maxEncodedBytes = 256 << 10
+    /// The largest program, source or bytecode.
+    public static let maxProgramBytes = 128 << 10
+    /// The largest issuer metadata, encoded.
+    public static let maxMetadataBytes = 16 << 10
+    /// The longest unit name.
+    public static let maxUnitLength = 32
+    /// Nesting allowed in metadata.
+    public static let maxDepth = 16
+}
