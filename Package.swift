@@ -46,7 +46,7 @@ let package = Package(
             name: "keyhost",
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine",
-                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery",
+                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

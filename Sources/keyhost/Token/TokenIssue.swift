@@ -1,0 +1,128 @@
+import ArgumentParser
+import KeyhostCrypto
+import KeyhostTokens
+import LuaRuntime
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keyhost token issue`: signs a new token as its issuer.
+struct TokenIssue: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue",
+        abstract: "Issue a token: sign a Lua program, a value and a holder key with the issuer's key.",
+        discussion: """
+            The issuer's key comes from the environment variable named by --issuer-key-env (never the command \
+            line): a 32-byte private key in hex, or a BIP39 mnemonic (key at \(IssuerKey.mnemonicPath)). The \
+            armoured token ('khtok1:…') goes to standard output, or to --output (created 0600, never overwritten).
+            """
+    )
+
+    @Option(help: ArgumentHelp("The token's Lua program (source).", valueName: "file"))
+    var program: String
+
+    @Flag(help: "Ship the program as Lua 5.4 bytecode (runs only for wallets that trust this issuer).")
+    var precompile = false
+
+    @Option(help: ArgumentHelp("The amount, in the unit's smallest denomination.", valueName: "integer"))
+    var value: UInt64
+
+    @Option(help: ArgumentHelp("The unit: 1 to 32 printable ASCII characters, e.g. EUR-cent.", valueName: "unit"))
+    var unit: String
+
+    @Option(help: ArgumentHelp("The holder's public key: 33 bytes, compressed, in hex.", valueName: "hex"))
+    var to: String
+
+    @Option(help: ArgumentHelp("Not valid before: Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.", valueName: "time"))
+    var notBefore: String?
+
+    @Option(help: ArgumentHelp("Not valid from this time on: Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.", valueName: "time"))
+    var expires: String?
+
+    @Option(help: ArgumentHelp("The environment variable holding the issuer's private key or mnemonic.", valueName: "name"))
+    var issuerKeyEnv: String
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the token to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        if let notBefore, UnixTime.parse(notBefore) == nil {
+            throw ValidationError("--not-before must be Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \(notBefore.debugDescription)")
+        }
+        if let expires, UnixTime.parse(expires) == nil {
+            throw ValidationError("--expires must be Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \(expires.debugDescription)")
+        }
+    }
+
+    func run() throws {
+        try Failure.exitOnError {
+            guard let secret = getenv(issuerKeyEnv).map({ String(cString: $0) }), !secret.isEmpty else {
+                throw Failure.message("the environment variable \(issuerKeyEnv) (--issuer-key-env) is not set: put the issuer's private key (hex) or mnemonic there")
+            }
+            let key = try IssuerKey.from(secret: secret)
+            let holderBytes = try? Hex.decode(to)
+            guard let holderBytes, holderBytes.count == 33, let holder = try? PublicKey(bytes: holderBytes) else {
+                throw Failure.message("--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
+            }
+            var code: [UInt8]
+            do { code = try SourceFile.read(program) } catch { throw Failure.message("cannot read \(program): \(error)") }
+            // The program must at least compile: a token that can never run is a mistake best caught now.
+            let compiled = try Self.compile(code, chunkName: "=" + program, dump: precompile)
+            if precompile { code = compiled }
+            let token = Token(
+                id: secureRandomBytes(32), issuer: key.publicKey.xOnly, value: value, unit: unit,
+                notBefore: notBefore.flatMap(UnixTime.parse), expires: expires.flatMap(UnixTime.parse),
+                program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder
+            )
+            let line = TokenArmor.armor(try SignedToken.issue(token, issuerKey: key)) + "\n"
+            if let output {
+                try Self.writeNew(output, line)
+            } else {
+                print(line, terminator: "")
+            }
+        }
+    }
+
+    /// Compiles the program in a fresh state; returns its bytecode (`string.dump`) when asked.
+    static func compile(_ code: [UInt8], chunkName: String, dump: Bool) throws -> [UInt8] {
+        let state = try LuaState()
+        let results: [LuaValue]
+        do {
+            results = try state.execute(
+                "local source, name, dump = ... local f, err = load(source, name, 't') if not f then error(err, 0) end return dump and string.dump(f) or ''",
+                chunkName: "=compile", arguments: [.string(code), .text(chunkName), .boolean(dump)]
+            )
+        } catch let error as LuaError {
+            throw Failure.message("the program does not compile: \(error.description.split(separator: "\n").first ?? "")")
+        }
+        guard case .string(let bytes)? = results.first else { throw Failure.message("the program could not be compiled") }
+        return bytes
+    }
+
+    /// Creates `path` with mode 0600 and writes `text`; an existing file is never replaced.
+    static func writeNew(_ path: String, _ text: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw Failure.message("cannot create \(path): \(reason)\(errno == EEXIST ? " (keyhost never overwrites a token file; choose another name)" : "")")
+        }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let reason = String(cString: strerror(errno))
+                unlink(path)
+                throw Failure.message("cannot write \(path): \(reason)")
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else {
+            unlink(path)
+            throw Failure.message("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
