@@ -156,7 +156,8 @@ enum Signatures {
         switch try ctx.value(i) {
         case .string(let bytes):
             if bytes.count == 64 { return try ECDSASignature(compact: bytes) }
-            if bytes.count == 65 { return try RecoverableSignature(rsv: bytes).signature }
+            // v is documented as ignored: verification needs only r and s.
+            if bytes.count == 65 { return try ECDSASignature(compact: Array(bytes[0..<64])) }
             guard bytes.first == 0x30 else {
                 throw BindingError("invalid signature: \(bytes.count) bytes is neither 64-byte compact r..s, "
                                    + "65-byte r..s..v nor DER (which starts with 0x30)")

@@ -139,6 +139,12 @@ public struct XOnlyPublicKey: Hashable, Sendable, CustomStringConvertible {
         self.raw = raw
     }
 
+    /// The point with this x and even y, as BIP340's lift_x defines the key an x-only key stands for.
+    public var evenYPublicKey: PublicKey {
+        // Cannot fail: an x-only key always has a curve point with that x.
+        (try? PublicKey(bytes: [0x02] + bytes)) ?? PublicKey(raw: secp256k1_pubkey())
+    }
+
     /// The 32-byte x coordinate.
     public var bytes: [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 32) { out, count in

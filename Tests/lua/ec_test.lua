@@ -61,7 +61,7 @@ t.test("key errors name the problem", function()
     "bad argument #1 to 'private_key' %(32%-byte string, keyhost%.ec%.private_key or keyhost%.hd%.node expected, got table%)")
   -- x of BIP340 vector 5 has no curve point
   t.raises(function() ec.public_key("\2" .. hex.decode("EEFDEA4CDB677750A420FEE807EACF21EB9898AE79B9768766E4FAA04A2D4A34")) end, "invalid public key: the point is not on the secp256k1 curve")
-  t.raises(function() ec.public_key(G:sub(2)) end, "invalid public key: 32 bytes; expected 33 bytes")
+  t.raises(function() ec.public_key("\2" .. G) end, "invalid public key: 34 bytes; expected 32 bytes %(x%-only%), 33")
   t.raises(function() ec.public_key("\5" .. G:sub(2)) end, "prefix byte 0x05 is not 02 or 03")
   t.raises(function() ec.public_key(G, { x_only = true, compressed = false }) end, "exclude each other")
   t.raises(function() ec.public_key(G, { compresed = true }) end, "unknown option 'compresed'; known options: compressed, x_only")
@@ -96,6 +96,25 @@ t.test("ECDSA: RFC 6979 signatures (trezor-crypto vectors), low-S", function()
     t.eq(ec.recover(digest, sig.rsv), pub)
     t.eq(ec.recover(digest, sig), pub)
     t.eq(#ec.recover(digest, sig, { compressed = false }), 65)
+  end
+end)
+
+t.test("x-only keys: ec.public_key lifts 32 bytes to the even-y point (BIP340 lift_x)", function()
+  t.eq(ec.public_key(G:sub(2)), "\2" .. G:sub(2))
+  t.eq(ec.public_key(G:sub(2), { x_only = true }), G:sub(2))
+  -- a key with odd y: its x-only form names the even-y twin, as BIP340 says
+  local odd = hex.decode("0330d54fd0dd420a6e5f8d3624f5f3482cae350f79d5f0753bf5beef9c2d91af3c")
+  t.eq(ec.public_key(odd:sub(2)), "\2" .. odd:sub(2))
+  t.raises(function() ec.public_key(hex.decode("EEFDEA4CDB677750A420FEE807EACF21EB9898AE79B9768766E4FAA04A2D4A34")) end,
+    "not on the secp256k1 curve")
+end)
+
+t.test("ECDSA: verify ignores v of a 65-byte r..s..v signature, as documented", function()
+  local key = ec.private_key(hex.decode("0000000000000000000000000000000000000000000000000000000000000001"))
+  local digest = hash.sha256("Satoshi Nakamoto")
+  local sig = ec.sign(key, digest)
+  for _, v in ipairs({ 0, 1, 27, 28, 35, 99, 255 }) do
+    t.eq(ec.verify(key, digest, sig.compact .. string.char(v)), true, "v = " .. v)
   end
 end)
 

@@ -28,6 +28,12 @@ t.test("composites: sha256d, hash160; keccak256", function()
   t.eq(#hash.keccak256(string.rep("x", 1000)), 32)
 end)
 
+t.test("tagged hashes take any bytes as the tag (BIP340 tags are byte strings)", function()
+  local tag = "\255\254\0tag"
+  local th = hash.sha256(tag)
+  t.eq(hash.tagged(tag, "data"), hash.sha256(th .. th .. "data"))
+end)
+
 t.test("tagged hashes follow BIP340's definition", function()
   local tag = hash.sha256("BIP0340/challenge")
   t.eq(hash.tagged("BIP0340/challenge", "data"), hash.sha256(tag .. tag .. "data"))
