@@ -192,4 +192,15 @@ t.test("card source needs a verified PIN", function()
   t.raises(function() discovery.scan { card = "virtual", source = {} } end, "option 'card' must be a keyhost.card.session")
 end)
 
+t.test("a bad mnemonic's error names the position, never the word", function()
+  for _, bad in ipairs({ WORDS:gsub("about$", "abouts"), WORDS:gsub("about$", "ABOUTS"), (WORDS:gsub("about$", "ab")) }) do
+    local ok, err = pcall(discovery.scan, { mnemonic = bad, source = {} })
+    t.eq(ok, false)
+    t.ok(tostring(err):find("word 12 is not in the BIP39 English wordlist", 1, true), tostring(err))
+    for _, piece in ipairs({ "abo", "bou", "uts", "ab\"", "about" }) do
+      t.ok(not tostring(err):lower():find(piece, 1, true), "error shows " .. piece .. ": " .. tostring(err))
+    end
+  end
+end)
+
 t.run()

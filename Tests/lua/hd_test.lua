@@ -232,11 +232,20 @@ t.test("mnemonics: generate and validate", function()
   t.eq(hd.validate_mnemonic(ABANDON), true)
 end)
 
-t.test("mnemonics: errors name the word, position, suggestion and checksum", function()
+t.test("mnemonics: errors name the position and the problem, never the word", function()
   local typo = ABANDON:gsub("about$", "abuot")
-  t.raises(function() hd.validate_mnemonic(typo) end, 'word 12 %("abuot"%) is not in the BIP39 English wordlist')
+  t.raises(function() hd.validate_mnemonic(typo) end, "word 12 is not in the BIP39 English wordlist")
   local typo2 = ABANDON:gsub("^abandon", "abandonn")
-  t.raises(function() hd.validate_mnemonic(typo2) end, 'word 1 %("abandonn"%).*did you mean "abandon"%?')
+  t.raises(function() hd.validate_mnemonic(typo2) end, "word 1 is not in the BIP39 English wordlist")
+  for _, bad in ipairs({ typo, typo2, ABANDON:gsub("about$", "ABOUTS"), (ABANDON:gsub("about$", "ab")) }) do
+    for _, f in ipairs({ hd.validate_mnemonic, hd.from_mnemonic, hd.mnemonic_to_seed }) do
+      local ok, err = pcall(f, bad)
+      t.eq(ok, false)
+      for _, piece in ipairs({ "abuot", "abandonn", "abo", "aba", "ban", "don", "uts", "ab\"", "about" }) do
+        t.ok(not tostring(err):lower():find(piece, 1, true), "error shows " .. piece .. ": " .. tostring(err))
+      end
+    end
+  end
   local checksum = ABANDON:gsub("about$", "abandon")
   t.raises(function() hd.validate_mnemonic(checksum) end, "the checksum does not match")
   t.raises(function() hd.from_mnemonic(checksum) end, "the checksum does not match")
