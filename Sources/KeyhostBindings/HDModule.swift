@@ -22,6 +22,16 @@ enum HDModule {
                 return 1
             }
 
+            module.function("entropy_to_mnemonic") { ctx in
+                ctx.push(try Mnemonic(entropy: SecretBytes(try ctx.bytes(1))).phrase)
+                return 1
+            }
+
+            module.function("mnemonic_to_entropy") { ctx in
+                ctx.push(bytes: try Mnemonic(phrase: try ctx.string(1)).entropy.revealedBytes())
+                return 1
+            }
+
             module.function("mnemonic_to_seed") { ctx in
                 let mnemonic = try Mnemonic(phrase: try ctx.string(1))
                 let passphrase = try Options(ctx, 2, allowed: ["passphrase"]).string("passphrase") ?? ""

@@ -350,4 +350,20 @@ t.test("close() wipes the node; later use raises", function()
   end
 end)
 
+t.test("entropy <-> mnemonic: BIP39 (Trezor) vectors and python-mnemonic on random entropy", function()
+  local here = (debug.getinfo(1, "S").source:match("^@(.*[/\\])")) or "./"
+  local vectors = dofile(here .. "fixtures/bip39/vectors.lua")
+  t.ok(#vectors >= 124)
+  for _, v in ipairs(vectors) do
+    local entropy, phrase = hex.decode(v[1]), v[2]
+    t.eq(hd.entropy_to_mnemonic(entropy), phrase)
+    t.eq(hd.mnemonic_to_entropy(phrase), entropy)
+    t.eq(hd.mnemonic_to_entropy(phrase:upper()), entropy, "case is ignored, as in validate_mnemonic")
+  end
+  t.raises(function() hd.entropy_to_mnemonic(string.rep("\0", 15)) end, "invalid entropy: 15 bytes; BIP39 uses 16, 20, 24, 28 or 32 bytes")
+  t.raises(function() hd.entropy_to_mnemonic() end, "bad argument #1 to 'entropy_to_mnemonic' %(string expected")
+  t.raises(function() hd.mnemonic_to_entropy((ABANDON:gsub("about$", "abandon"))) end, "the checksum does not match")
+  t.raises(function() hd.mnemonic_to_entropy("abandon about") end, "2 words")
+end)
+
 t.run()
