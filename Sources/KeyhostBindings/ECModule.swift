@@ -46,7 +46,10 @@ enum ECModule {
                 } else {
                     key = try KeyArguments.publicKey(ctx, 1)
                 }
-                ctx.push(bytes: try KeyArguments.serialize(key, try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions)))
+                // Bytes convert to compressed by default; an object keeps its own form (an uncompressed-WIF key).
+                let ownForm = ctx.typeName(1) == "string" ? true : key.isCompressed
+                ctx.push(bytes: try KeyArguments.serialize(key, try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions),
+                                                           defaultCompressed: ownForm))
                 return 1
             }
 

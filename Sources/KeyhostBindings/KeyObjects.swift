@@ -85,7 +85,8 @@ enum KeyMethods {
         [
             "public_key": { object, ctx in
                 let opts = try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions)
-                ctx.push(bytes: try KeyArguments.serialize(try publicKey(object), opts))
+                let key = try publicKey(object)
+                ctx.push(bytes: try KeyArguments.serialize(key, opts, defaultCompressed: key.isCompressed))
                 return 1
             },
             "sign": { object, ctx in
@@ -105,7 +106,7 @@ enum KeyMethods {
             },
             "wif": { object, ctx in
                 let opts = try Options(ctx, 2, allowed: ["coin", "compressed"])
-                ctx.push(try privateKey(object).wif(coin: try opts.coin() ?? .bitcoin, compressed: try opts.boolean("compressed") ?? true))
+                ctx.push(try privateKey(object).wif(coin: try opts.coin() ?? .bitcoin, compressed: try opts.boolean("compressed")))
                 return 1
             },
             "address": { object, ctx in

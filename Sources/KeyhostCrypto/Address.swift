@@ -50,6 +50,8 @@ public enum Address {
     /// The address of `key` as `kind` on `coin`.
     public static func encode(_ key: PublicKey, kind: AddressKind, coin: Coin) throws -> String {
         try checkSupported(kind, coin: coin)
+        // Never compress silently: the result would be an address of another key form.
+        if !key.isCompressed && [.p2shP2wpkh, .p2wpkh, .p2tr].contains(kind) { throw AddressError.uncompressedKey(kind) }
         switch kind {
         case .ethereum:
             return EthereumAddress.address(of: key)

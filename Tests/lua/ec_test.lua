@@ -252,4 +252,25 @@ t.test("private key objects: tostring hides the key, close wipes it", function()
   t.raises(function() ec.sign(key, ZERO32) end, "keyhost%.ec%.private_key is closed")
 end)
 
+t.test("an uncompressed WIF key keeps its compression: WIF, public key, p2pkh address, signed message", function()
+  local address = require "keyhost.address"
+  local WIF = "5JJEwxKq7P8tf1USbspR3vofkB6Fv8Ns58PM6RYntQHqzUZSjwa"
+  local key = ec.from_wif(WIF)
+  t.eq(key:wif(), WIF)
+  t.eq(#key:public_key(), 65)
+  t.eq(#key:public_key({ compressed = true }), 33)
+  t.eq(key:address("p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N")
+  t.eq(address.encode(key:public_key(), "p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N", "a 65-byte key hashes all 65 bytes")
+  t.eq(address.encode(key, "p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N")
+  for _, kind in ipairs({ "p2wpkh", "p2sh-p2wpkh", "p2tr" }) do
+    t.raises(function() key:address(kind) end, "uncompressed public key has no " .. kind:gsub("%-", "%%-") .. " address")
+    t.raises(function() address.encode(key:public_key(), kind) end, "uncompressed public key")
+  end
+  local sig = ec.btc_sign_message(key, "hello")
+  t.eq(ec.btc_verify_message("13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N", "hello", sig), true)
+  -- btclib's signature (RFC 6979) of "hello" with this key: the uncompressed header byte 28
+  t.eq(sig, "HOzR0itMIjZq/EfX28KQ5MEI1uotg3z3FH5eM0xfnMXjBM10dTJx/loGDMVulZWjAnvDLQBGDs5o0v9vbdScqtY=")
+  t.eq(ec.from_wif(key:wif({ compressed = true })):address("p2pkh"), ec.private_key(key:bytes()):address("p2pkh"))
+end)
+
 t.run()
