@@ -71,6 +71,9 @@ public enum Address {
 
     /// Decodes and validates `text` as an address of `coin`, reporting checksum, length, network and character errors distinctly.
     public static func decode(_ text: String, coin: Coin) throws -> DecodedAddress {
+        do { try InputLimit.check(text, InputLimit.address, what: "an address") } catch let error as EncodingError {
+            throw AddressError.encoding(error)
+        }
         if coin.addressKinds.contains(.ethereum) {
             let bytes = try EthereumAddress.decode(text)
             return DecodedAddress(type: .ethereum, payload: bytes, scriptPubKey: [])

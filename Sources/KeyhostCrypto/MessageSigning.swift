@@ -54,6 +54,7 @@ public enum BitcoinMessage {
 
     /// The public key and whether the signature marks it compressed.
     public static func recover(_ message: [UInt8], signature: String) throws -> (key: PublicKey, compressed: Bool) {
+        try InputLimit.check(signature, InputLimit.base64Signature, what: "a Base64 message signature")
         guard let data = Data(base64Encoded: signature), data.count == 65 else { throw SignatureError.base64 }
         let bytes = [UInt8](data)
         let header = Int(bytes[0])

@@ -28,6 +28,8 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
 
     /// Parses and checks a phrase: NFKD-normalized, case-insensitive, words separated by any whitespace.
     public init(phrase: String) throws {
+        let length = phrase.utf8.count
+        guard length <= InputLimit.mnemonic else { throw MnemonicError.tooLong(length, limit: InputLimit.mnemonic) }
         let normalized = phrase.decomposedStringWithCompatibilityMapping.lowercased()
         let typed = normalized.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         guard Mnemonic.validWordCounts.contains(typed.count) else { throw MnemonicError.wordCount(typed.count) }

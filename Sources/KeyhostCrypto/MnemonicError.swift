@@ -9,6 +9,8 @@ public enum MnemonicError: Error, Equatable, CustomStringConvertible {
     case checksum
     /// Entropy of a length other than 16, 20, 24, 28 or 32 bytes.
     case entropyLength(Int)
+    /// A phrase over the size limit, in UTF-8 bytes; checked before anything else.
+    case tooLong(Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -20,6 +22,8 @@ public enum MnemonicError: Error, Equatable, CustomStringConvertible {
             return text + "; check that word's spelling against the list (each word is known by its first four letters)"
         case .checksum:
             return "invalid mnemonic: the checksum does not match; a word is wrong or out of order (every word is in the wordlist)"
+        case .tooLong(let length, let limit):
+            return "invalid mnemonic: \(length) bytes is over the \(limit)-byte limit for a phrase of at most 24 words; give only the words"
         case .entropyLength(let n):
             return "invalid entropy: \(n) bytes; BIP39 uses 16, 20, 24, 28 or 32 bytes (12 to 24 words)"
         }

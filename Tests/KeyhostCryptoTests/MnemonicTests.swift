@@ -92,7 +92,7 @@ extension KeyhostCryptoTests {
 
         /// All the text mnemonic errors can show for any phrase: their values hold numbers and flags only.
         static let fixedWording: String = {
-            var all: [MnemonicError] = [.checksum] + (0...64).map { .wordCount($0) } + (16...32).map { .entropyLength($0) }
+            var all: [MnemonicError] = [.checksum, .tooLong(100_000, limit: InputLimit.mnemonic)] + (0...64).map { .wordCount($0) } + (16...32).map { .entropyLength($0) }
             for position in 1...64 { all += [.unknownWord(position: position, nonASCII: false), .unknownWord(position: position, nonASCII: true)] }
             return all.map(\.description).joined(separator: "\n").lowercased()
         }()
