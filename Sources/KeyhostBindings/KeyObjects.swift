@@ -38,13 +38,15 @@ final class NodeObject: LuaObject {
     private var node: HDNode?
     /// The absolute path from the master key, when known (nodes parsed from an xpub above depth 0 have none).
     let path: DerivationPath?
+    /// The extended-key family the node (or its ancestor) was parsed from, if it was: it can tell the address kind.
+    let parsedFamily: ExtendedKeyVersion?
     /// The extended-key family `xpub()`/`xprv()` use by default: the one it was parsed from, else xpub.
-    let family: ExtendedKeyVersion
+    var family: ExtendedKeyVersion { parsedFamily ?? .xpub }
 
-    init(_ node: HDNode, path: DerivationPath?, family: ExtendedKeyVersion = .xpub) {
+    init(_ node: HDNode, path: DerivationPath?, parsedFamily: ExtendedKeyVersion? = nil) {
         self.node = node
         self.path = path
-        self.family = family
+        self.parsedFamily = parsedFamily
     }
 
     func live() throws -> HDNode {

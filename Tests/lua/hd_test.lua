@@ -366,4 +366,36 @@ t.test("entropy <-> mnemonic: BIP39 (Trezor) vectors and python-mnemonic on rand
   t.raises(function() hd.mnemonic_to_entropy("abandon about") end, "2 words")
 end)
 
+t.test("address kinds: from the extended key's version and a standard path; raise where neither tells", function()
+  local master = hd.from_mnemonic(ABANDON)
+  -- BIP49 (abandon ... about at m/49'/0'/0'; ypub and address as bip-utils' Bip49 gives them)
+  local ypub = "ypub6Ww3ibxVfGzLrAH1PNcjyAWenMTbbAosGNB6VvmSEgytSER9azLDWCxoJwW7Ke7icmizBMXrzBx9979FfaHxHcrArf3zbeJJJUZPf663zsP"
+  t.eq(master:derive("m/49'/0'/0'"):xpub("ypub"), ypub)
+  t.eq(hd.from_extended(ypub):addresses(0, 0, 1)[1], "37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf")
+  t.eq(hd.from_extended(ypub):derive("0/0"):address(), "37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf")
+  t.eq(master:derive("m/49'/0'/0'/0/0"):address(), "37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf")
+  -- BIP49's own test vector: a testnet upub; its version says both the kind and the network
+  t.eq(hd.from_extended("upub5EFU65HtV5TeiSHmZZm7FUffBGy8UKeqp7vw43jYbvZPpoVsgU93oac7Wk3u6moKegAEWtGNF8DehrnHtv21XXEMYRUocHqguyjknFHYfgY")
+    :addresses(0, 0, 1)[1], "2Mww8dCYPUpKHofjgcXcBCEGmniw9CoaiD2")
+  -- BIP86: Taproot from the path
+  t.eq(master:derive("m/86'/0'/0'"):addresses(0, 0, 1), { "bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr" })
+  -- BIP44: P2PKH for Bitcoin, the Ethereum address for coin type 60
+  t.eq(master:derive("m/44'/0'/0'/0/0"):address(), "1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA")
+  t.eq(master:derive("m/44'/60'/0'/0/0"):address(), "0x9858EfFD232B4033E47d90003D41EC34EcaEda94")
+  t.eq(master:derive("m/44'/60'/0'"):addresses(0, 0, 1), { "0x9858EfFD232B4033E47d90003D41EC34EcaEda94" })
+  -- an explicit kind always wins
+  t.eq(master:derive("m/86'/0'/0'/0/0"):address("p2wpkh"):sub(1, 4), "bc1q")
+  t.eq(hd.from_extended(ypub):addresses(0, 0, 1, "p2wpkh")[1]:sub(1, 4), "bc1q")
+  -- nothing tells: a plain xpub above depth 0, the master, a non-standard path
+  local xpub = master:derive("m/44'/0'/0'"):xpub()
+  t.raises(function() hd.from_extended(xpub):addresses(0, 0, 1) end, "address kind cannot be told for this key: its path is not known and its xpub version names no address kind")
+  t.raises(function() hd.from_extended(xpub):derive("0/0"):address() end, "address kind cannot be told")
+  t.eq(hd.from_extended(xpub):addresses(0, 0, 1, "p2pkh"), { "1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA" })
+  t.raises(function() master:address() end, "its path m is not a BIP44/49/84/86 path")
+  t.raises(function() master:derive("m/0/1"):addresses(0, 0, 1) end, "address kind cannot be told")
+  t.eq(#master:derive("m/0/1"):address("p2tr"), 62)
+  -- a coin with one kind needs no more: Dogecoin is P2PKH only
+  t.eq(master:derive("m/0/1"):address { coin = "doge" }:sub(1, 1), "D")
+end)
+
 t.run()
