@@ -33,6 +33,7 @@ extension KeyhostCryptoTests {
             expectFastLimit("address") { _ = try Address.decode(Self.big, coin: .bitcoin) }
             expectFastLimit("mnemonic") { _ = try Mnemonic(phrase: String(repeating: "abandon ", count: 12_800)) }
             expectFastLimit("derivation path") { _ = try DerivationPath("m/" + String(repeating: "0/", count: 50 * 1024)) }
+            expectFastLimit("DER signature") { _ = try ECDSASignature(der: [0x30] + [UInt8](repeating: 2, count: 100 * 1024)) }
             expectFastLimit("message signature") { _ = try BitcoinMessage.recover([1], signature: Self.big) }
             // Hex's limit is an extended APDU's worth (transcripts hold those), so it is tested with more than that.
             expectFastLimit("hex") { _ = try Hex.decode(String(repeating: "ab", count: 100 * 1024)) }

@@ -30,6 +30,9 @@ local cases = {
   { "ec.btc_verify_message signature", function()
       return ec.btc_verify_message("1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", "m", string.rep("A", 100 * 1024))
     end, "over the 128%-character limit" },
+  { "ec.verify DER", function()
+      return ec.verify(ec.generate(), string.rep("\0", 32), "\48" .. string.rep("\2", 100 * 1024))
+    end, "over the 72%-byte limit" },
   { "discovery.scan xpub", function() return discovery.scan { xpub = BIG, source = {} } end, "over the 128%-character limit" },
   { "discovery.scan mnemonic", function() return discovery.scan { mnemonic = BIG_WORDS, source = {} } end, "over the 1024%-byte limit" },
 }
