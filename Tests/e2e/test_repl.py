@@ -131,3 +131,33 @@ def test_history_is_private_and_keeps_no_secrets(repl):
     child.sendline("")
     child.expect_exact("\r\n> ")
     assert ask(child, "answer") == "42"
+
+
+
+def test_tab_after_a_very_long_line_does_not_crash(repl):
+    # libedit's readline layer (Debian 3.1-20221030) kept rl_line_buffer pointing into a buffer that a
+    # longer line reallocated, and rl_complete wrote into the freed block. Without the tcache, glibc
+    # checks the freed block's links at once, so the old code aborts on the first or second round.
+    child = repl("repl", extra_env={"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "SWIFT_BACKTRACE": "enable=no"})
+    for n in range(4):
+        child.sendline("x = '" + "a" * (4000 + 500 * n) + "'")
+        child.expect_exact("\r\n> ")
+        child.send("string.upp")
+        time.sleep(0.2)
+        child.send("\t")
+        time.sleep(0.2)
+        child.send("('c')\r")
+        child.expect_exact('"C"')
+        child.expect_exact("\r\n> ")
+    # Tab inside a 4,000-character line completes too.
+    child.send("s = '" + "b" * 4000 + "' .. string.upp")
+    time.sleep(0.2)
+    child.send("\t")
+    time.sleep(0.2)
+    child.send("('c')\r")
+    child.expect_exact("\r\n> ")
+    assert ask(child, "#s") == "4001"
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, (child.exitstatus, child.signalstatus)
