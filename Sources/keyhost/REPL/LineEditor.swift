@@ -1,4 +1,5 @@
 import CEditLine
+import KeyhostCrypto
 
 #if canImport(Glibc)
 import Glibc
@@ -168,13 +169,15 @@ enum History {
         return String(cString: home) + "/.local/state/keyhost/history"
     }
 
-    /// Creates the folders (0700) and the file (0600); false if that is impossible.
+    /// Creates the folders (0700) and the file (0600); false if that is impossible. The history's own folder
+    /// is made 0700 even when it already existed with a wider mode.
     static func prepare(_ path: String) -> Bool {
         var folder = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             folder += "/" + component
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { return false }
         }
+        guard chmod(folder, 0o700) == 0 else { return false }
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         fchmod(fd, 0o600)
@@ -182,18 +185,33 @@ enum History {
         return true
     }
 
-    /// Loads the saved history (the file libedit writes).
+    /// Loads the saved history (the file libedit writes), leaving out, and removing from the file, any entry
+    /// that looks secret now (an older keyhost saved more).
     static func load(_ path: String, into history: OpaquePointer) {
-        _ = kh_history_load(history, path)
+        guard let saved = history_winit() else { return }
+        defer { history_wend(saved) }
+        kh_history_set_size(saved, 1000)
+        guard kh_history_load(saved, path) >= 0 else { return }
+        var dropped = false
+        var entry = kh_history_step(saved, 1)
+        while let text = entry {
+            let statement = LineEditor.string(text, count: wcslen(text))
+            if shouldRecord(statement) {
+                kh_history_enter(history, text)
+            } else {
+                dropped = true
+            }
+            entry = kh_history_step(saved, 0)
+        }
+        if dropped {
+            _ = kh_history_save(history, path)
+            chmod(path, 0o600)
+        }
     }
 
-    /// Words that suggest a secret in the statement: such lines are never written to history.
-    /// A leading space also keeps a line out, as in shells.
-    static let secretWords = ["pin", "puk", "password", "passphrase", "mnemonic", "seed", "xprv", "tprv", "private", "secret", "words"]
-
+    /// Whether a statement may be saved: not when it starts with a space (as in shells) or when
+    /// `SecretDetector` finds a secret in it by content or by name.
     static func shouldRecord(_ statement: String) -> Bool {
-        if statement.hasPrefix(" ") { return false }
-        let lower = statement.lowercased()
-        return !secretWords.contains { lower.contains($0) }
+        !statement.hasPrefix(" ") && !SecretDetector.containsSecret(statement)
     }
 }
