@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "keyhost",
             dependencies: [
-                "LuaRuntime", "KeyhostBindings", "CEditLine",
+                "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

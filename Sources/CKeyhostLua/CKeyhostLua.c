@@ -211,6 +211,9 @@ void *kh_detach_object(lua_State *L, int idx, const char *tname) {
 // ---------------------------------------------------------------- protection
 
 int kh_msghandler(lua_State *L) {
+    // With the Lua stack nearly full (an error from a stack overflow), a
+    // traceback could itself fail: hand the error back as it is.
+    if (!lua_checkstack(L, LUA_MINSTACK)) return 1;
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
         if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
@@ -267,6 +270,7 @@ static int p_openlibs(lua_State *L) {
     }
     if (!sandbox) {
         luaL_openlibs(L);
+        kh_install_guards(L);
         lua_getglobal(L, "os");
         lua_pushcfunction(L, kh_os_exit);
         lua_setfield(L, -2, "exit");
@@ -285,6 +289,7 @@ static int p_openlibs(lua_State *L) {
         luaL_requiref(L, lib->name, lib->func, 1);
         lua_pop(L, 1);
     }
+    kh_install_guards(L);
     kh_install_metering(L);
     return 0;
 }

@@ -5,10 +5,8 @@
 // matching, step by step): the work is counted against the instruction
 // budget in units of roughly one Lua instruction, so a call that would take
 // minutes is refused up front instead of overrunning the time limit.
-#define _GNU_SOURCE // pthread_getattr_np
 #include "Metering.h"
 
-#include <pthread.h>
 #include <time.h>
 
 static double kh_clock(void) {
@@ -115,56 +113,6 @@ static int metered_shift(lua_State *L) {
     return call_original(L);
 }
 
-// ---------------------------------------------------------------- coroutines
-
-// Lua 5.4.4's lua_resetthread (coroutine.close, and coroutine.wrap after an
-// error) restarts its count of nested C calls from zero, so __close handlers
-// that close other coroutines nest without limit until the C stack overflows
-// (fixed upstream in 5.4.5; Debian's 5.4.4 has it). Those two entry points
-// refuse to go on when less than this much of the thread's C stack is left.
-#define KH_STACK_RESERVE (256 * 1024)
-
-static void check_c_stack(lua_State *L) {
-    kh_host *h = kh_gethost(L);
-    char here;
-    if (h->stack_low == NULL) {
-        pthread_attr_t attr;
-        void *low;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-            if (pthread_attr_getstack(&attr, &low, &size) == 0) h->stack_low = low;
-            pthread_attr_destroy(&attr);
-        }
-        if (h->stack_low == NULL) return;
-    }
-    if ((uintptr_t)&here < (uintptr_t)h->stack_low + KH_STACK_RESERVE)
-        luaL_error(L, "sandbox: C stack overflow (coroutines closed inside one another too deeply)");
-}
-
-static int guarded_close(lua_State *L) {
-    check_c_stack(L);
-    return call_original(L);
-}
-
-// The function coroutine.wrap returns: upvalue 1 is the coroutine, as the
-// original expects, and upvalue 2 the original closure whose C function runs
-// here in this frame (so its error positions stay as Lua writes them).
-static int guarded_resume(lua_State *L) {
-    check_c_stack(L);
-    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(2));
-    if (original == NULL) return luaL_error(L, "keyhost: wrapped coroutine lost its function");
-    return original(L);
-}
-
-static int guarded_wrap(lua_State *L) {
-    lua_CFunction wrap = lua_tocfunction(L, lua_upvalueindex(1));
-    if (wrap == NULL || wrap(L) != 1 || lua_getupvalue(L, -1, 1) == NULL)
-        return luaL_error(L, "keyhost: coroutine.wrap did not return a wrapped coroutine");
-    lua_pushvalue(L, -2); // the thread, the original closure
-    lua_pushcclosure(L, guarded_resume, 2);
-    return 1;
-}
-
 // For the sandbox prelude: load() charges a chunk's size before compiling it.
 static int charge_from_lua(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
@@ -194,11 +142,6 @@ void kh_install_metering(lua_State *L) {
     wrap(L, "move", metered_move);
     wrap(L, "insert", metered_shift);
     wrap(L, "remove", metered_shift);
-    lua_pop(L, 1);
-
-    lua_getglobal(L, LUA_COLIBNAME);
-    wrap(L, "close", guarded_close);
-    wrap(L, "wrap", guarded_wrap);
     lua_pop(L, 1);
 
     lua_pushcfunction(L, charge_from_lua);

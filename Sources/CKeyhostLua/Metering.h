@@ -18,6 +18,9 @@ void kh_charge(lua_State *L, uint64_t steps);
 /// so code that catches the error cannot go on.
 void kh_hook_every_instruction(lua_State *L);
 
+/// Installs the guards against reachable Lua 5.4.4 bugs (every profile, under lua_pcall).
+void kh_install_guards(lua_State *L);
+
 /// Installs the metered library functions in a sandbox state (under lua_pcall).
 void kh_install_metering(lua_State *L);
 

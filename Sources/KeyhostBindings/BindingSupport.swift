@@ -207,15 +207,15 @@ enum KeyArguments {
         return try publicKey(ctx, i).xOnly
     }
 
-    /// Serializes a public key as `opts` asks: compressed (default), uncompressed, or x-only.
-    static func serialize(_ key: PublicKey, _ opts: Options) throws -> [UInt8] {
+    /// Serializes a public key as `opts` asks: compressed (unless `defaultCompressed` is false), uncompressed, or x-only.
+    static func serialize(_ key: PublicKey, _ opts: Options, defaultCompressed: Bool = true) throws -> [UInt8] {
         if try opts.boolean("x_only") == true {
             if try opts.boolean("compressed") == false {
                 throw LuaArgumentError(opts.position, "options 'x_only' and 'compressed = false' exclude each other")
             }
             return key.xOnly.bytes
         }
-        return try opts.boolean("compressed") ?? true ? key.compressed : key.uncompressed
+        return try opts.boolean("compressed") ?? defaultCompressed ? key.compressed : key.uncompressed
     }
 
     static let publicKeyOptions = ["compressed", "x_only"]

@@ -35,8 +35,21 @@ enum ECModule {
             }
 
             module.function("public_key") { ctx in
-                let key = try KeyArguments.publicKey(ctx, 1)
-                ctx.push(bytes: try KeyArguments.serialize(key, try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions)))
+                let key: PublicKey
+                if ctx.typeName(1) == "string", case let bytes = try ctx.bytes(1), ![33, 65].contains(bytes.count) {
+                    // A 32-byte x-only key stands for the even-y point (BIP340 lift_x).
+                    guard bytes.count == 32 else {
+                        throw KeyError.publicKeyLength(bytes.count, expected: "32 bytes (x-only), 33 bytes (compressed, 02/03 prefix) "
+                                                       + "or 65 bytes (uncompressed, 04 prefix)")
+                    }
+                    key = try XOnlyPublicKey(bytes: bytes).evenYPublicKey
+                } else {
+                    key = try KeyArguments.publicKey(ctx, 1)
+                }
+                // Bytes convert to compressed by default; an object keeps its own form (an uncompressed-WIF key).
+                let ownForm = ctx.typeName(1) == "string" ? true : key.isCompressed
+                ctx.push(bytes: try KeyArguments.serialize(key, try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions),
+                                                           defaultCompressed: ownForm))
                 return 1
             }
 

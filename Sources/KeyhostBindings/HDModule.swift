@@ -22,6 +22,16 @@ enum HDModule {
                 return 1
             }
 
+            module.function("entropy_to_mnemonic") { ctx in
+                ctx.push(try Mnemonic(entropy: SecretBytes(try ctx.bytes(1))).phrase)
+                return 1
+            }
+
+            module.function("mnemonic_to_entropy") { ctx in
+                ctx.push(bytes: try Mnemonic(phrase: try ctx.string(1)).entropy.revealedBytes())
+                return 1
+            }
+
             module.function("mnemonic_to_seed") { ctx in
                 let mnemonic = try Mnemonic(phrase: try ctx.string(1))
                 let passphrase = try Options(ctx, 2, allowed: ["passphrase"]).string("passphrase") ?? ""
@@ -43,7 +53,7 @@ enum HDModule {
 
             module.function("from_extended") { ctx in
                 let (node, family) = try HDNode.parse(try ctx.string(1))
-                ctx.push(object: NodeObject(node, path: node.depth == 0 ? .master : nil, family: family))
+                ctx.push(object: NodeObject(node, path: node.depth == 0 ? .master : nil, parsedFamily: family))
                 return 1
             }
 
@@ -101,18 +111,23 @@ enum HDModule {
 
     static let nodeMethods: [String: LuaMethod<NodeObject>] = KeyMethods.common(
         privateKey: { try $0.privateKey() }, publicKey: { try $0.live().publicKey }
-    ).merging(ownMethods) { a, _ in a }
+    ).merging(ownMethods) { _, own in own }
 
     private static let ownMethods: [String: LuaMethod<NodeObject>] = [
+        "address": { object, ctx in
+            let (coin, kind) = try coinAndKind(ctx, 2, object)
+            ctx.push(try object.live().address(kind, coin: coin))
+            return 1
+        },
         "derive": { object, ctx in
             let path = try pathArgument(ctx, 2)
             let child = try object.live().derive(path)
             let childPath = path.isAbsolute ? path : object.path.flatMap { try? $0.appending(path) }
-            ctx.push(object: NodeObject(child, path: childPath, family: object.family))
+            ctx.push(object: NodeObject(child, path: childPath, parsedFamily: object.parsedFamily))
             return 1
         },
         "public": { object, ctx in
-            ctx.push(object: NodeObject(try object.live().neutered(), path: object.path, family: object.family))
+            ctx.push(object: NodeObject(try object.live().neutered(), path: object.path, parsedFamily: object.parsedFamily))
             return 1
         },
         "xpub": { object, ctx in
@@ -168,12 +183,19 @@ enum HDModule {
             guard from + count <= Int64(DerivationPath.hardenedOffset) else {
                 throw LuaArgumentError(4, "indexes \(from)...\(from + count - 1) run past 2147483647, the last non-hardened index")
             }
-            let (coin, kind) = try KeyMethods.kindOrOptions(ctx, 5).coinAndKind()
+            let (coin, kind) = try coinAndKind(ctx, 5, object)
             try ctx.reserve(bytes: Int(count) * 128)
             let list = try object.live().addresses(kind, coin: coin, chain: chain, from: UInt32(from), count: Int(count))
             return try ctx.return(.table(LuaTable(array: list.map { .text($0) })))
         },
     ]
+
+    /// The coin and kind for a node's addresses: as given at argument `i`, else inferred from the node's path or
+    /// the extended-key version it was parsed from; raises where neither tells (never a guessed default).
+    static func coinAndKind(_ ctx: LuaContext, _ i: Int32, _ object: NodeObject) throws -> (coin: Coin, kind: AddressKind) {
+        let opts = try KeyMethods.kindOrOptions(ctx, i)
+        return try AddressInference.resolve(kind: try opts.kind(), coin: try opts.coin(), path: object.path, family: object.parsedFamily)
+    }
 
     /// Largest `count` one `node:addresses` call accepts.
     static let maxAddresses = 1_000_000

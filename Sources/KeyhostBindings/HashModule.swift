@@ -17,8 +17,8 @@ enum HashModule {
             }
 
             module.function("tagged") { ctx in
-                let tag = try ctx.string(1)
-                ctx.push(bytes: Hash.tagged(tag, try ctx.bytes(2)))
+                let tag = try ctx.bytes(1)  // any bytes: BIP340 tags need not be UTF-8
+                ctx.push(bytes: Hash.tagged(bytes: tag, try ctx.bytes(2)))
                 return 1
             }
 

@@ -38,13 +38,15 @@ final class NodeObject: LuaObject {
     private var node: HDNode?
     /// The absolute path from the master key, when known (nodes parsed from an xpub above depth 0 have none).
     let path: DerivationPath?
+    /// The extended-key family the node (or its ancestor) was parsed from, if it was: it can tell the address kind.
+    let parsedFamily: ExtendedKeyVersion?
     /// The extended-key family `xpub()`/`xprv()` use by default: the one it was parsed from, else xpub.
-    let family: ExtendedKeyVersion
+    var family: ExtendedKeyVersion { parsedFamily ?? .xpub }
 
-    init(_ node: HDNode, path: DerivationPath?, family: ExtendedKeyVersion = .xpub) {
+    init(_ node: HDNode, path: DerivationPath?, parsedFamily: ExtendedKeyVersion? = nil) {
         self.node = node
         self.path = path
-        self.family = family
+        self.parsedFamily = parsedFamily
     }
 
     func live() throws -> HDNode {
@@ -85,7 +87,8 @@ enum KeyMethods {
         [
             "public_key": { object, ctx in
                 let opts = try Options(ctx, 2, allowed: KeyArguments.publicKeyOptions)
-                ctx.push(bytes: try KeyArguments.serialize(try publicKey(object), opts))
+                let key = try publicKey(object)
+                ctx.push(bytes: try KeyArguments.serialize(key, opts, defaultCompressed: key.isCompressed))
                 return 1
             },
             "sign": { object, ctx in
@@ -105,7 +108,7 @@ enum KeyMethods {
             },
             "wif": { object, ctx in
                 let opts = try Options(ctx, 2, allowed: ["coin", "compressed"])
-                ctx.push(try privateKey(object).wif(coin: try opts.coin() ?? .bitcoin, compressed: try opts.boolean("compressed") ?? true))
+                ctx.push(try privateKey(object).wif(coin: try opts.coin() ?? .bitcoin, compressed: try opts.boolean("compressed")))
                 return 1
             },
             "address": { object, ctx in
@@ -156,7 +159,8 @@ enum Signatures {
         switch try ctx.value(i) {
         case .string(let bytes):
             if bytes.count == 64 { return try ECDSASignature(compact: bytes) }
-            if bytes.count == 65 { return try RecoverableSignature(rsv: bytes).signature }
+            // v is documented as ignored: verification needs only r and s.
+            if bytes.count == 65 { return try ECDSASignature(compact: Array(bytes[0..<64])) }
             guard bytes.first == 0x30 else {
                 throw BindingError("invalid signature: \(bytes.count) bytes is neither 64-byte compact r..s, "
                                    + "65-byte r..s..v nor DER (which starts with 0x30)")

@@ -50,6 +50,8 @@ public enum Address {
     /// The address of `key` as `kind` on `coin`.
     public static func encode(_ key: PublicKey, kind: AddressKind, coin: Coin) throws -> String {
         try checkSupported(kind, coin: coin)
+        // Never compress silently: the result would be an address of another key form.
+        if !key.isCompressed && [.p2shP2wpkh, .p2wpkh, .p2tr].contains(kind) { throw AddressError.uncompressedKey(kind) }
         switch kind {
         case .ethereum:
             return EthereumAddress.address(of: key)
@@ -69,6 +71,9 @@ public enum Address {
 
     /// Decodes and validates `text` as an address of `coin`, reporting checksum, length, network and character errors distinctly.
     public static func decode(_ text: String, coin: Coin) throws -> DecodedAddress {
+        do { try InputLimit.check(text, InputLimit.address, what: "an address") } catch let error as EncodingError {
+            throw AddressError.encoding(error)
+        }
         if coin.addressKinds.contains(.ethereum) {
             let bytes = try EthereumAddress.decode(text)
             return DecodedAddress(type: .ethereum, payload: bytes, scriptPubKey: [])

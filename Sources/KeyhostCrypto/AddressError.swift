@@ -12,6 +12,10 @@ public enum AddressError: Error, Equatable, CustomStringConvertible {
     case unsupportedKind(AddressKind, coin: String)
     /// Nothing about the string looks like an address of the coin.
     case unrecognized(String)
+    /// A segwit or taproot kind asked of an uncompressed public key, which such outputs cannot hold.
+    case uncompressedKey(AddressKind)
+    /// No kind was given and none can be told from the key (see `AddressInference`).
+    case kindUnknown(String)
 
     public var description: String {
         switch self {
@@ -27,6 +31,11 @@ public enum AddressError: Error, Equatable, CustomStringConvertible {
             return "\(coin) has no \(kind.rawValue) addresses; use one of the coin's address kinds"
         case .unrecognized(let detail):
             return "invalid address: \(detail)"
+        case .kindUnknown(let why):
+            return "the address kind cannot be told for this key: \(why); name it, e.g. \"p2wpkh\", \"p2tr\", \"p2pkh\" or {kind = \"ethereum\"}"
+        case .uncompressedKey(let kind):
+            return "an uncompressed public key has no \(kind.rawValue) address: segwit and taproot outputs take compressed keys only; "
+                + "use p2pkh, or the key's compressed form"
         }
     }
 }

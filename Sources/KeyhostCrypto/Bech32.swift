@@ -35,6 +35,7 @@ public enum Bech32 {
 
     /// Decodes a Bech32 or Bech32m string into its lower-case HRP, 5-bit data (checksum removed) and variant.
     public static func decode(_ text: String, maxLength: Int = Bech32.maxLength) throws -> (hrp: String, data: [UInt8], variant: Variant) {
+        try InputLimit.check(text, 4 * maxLength, what: "a Bech32 string")  // before any per-character work
         let scalars = Array(text.unicodeScalars)
         guard scalars.count <= maxLength else {
             throw EncodingError.badLength("\(scalars.count) characters; Bech32 strings have at most \(maxLength)")

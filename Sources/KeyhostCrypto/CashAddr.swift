@@ -15,6 +15,9 @@ public enum CashAddr {
 
     /// Decodes a CashAddr (with or without its prefix) into type (0 P2PKH, 1 P2SH) and 20-byte hash.
     public static func decode(_ text: String, prefix: String) throws -> (type: UInt8, hash: [UInt8]) {
+        do { try InputLimit.check(text, InputLimit.address, what: "a CashAddr address") } catch let error as EncodingError {
+            throw AddressError.encoding(error)
+        }
         var body = Substring(text)
         let lowerCount = text.unicodeScalars.filter { ("a"..."z").contains($0) }.count
         let upperCount = text.unicodeScalars.filter { ("A"..."Z").contains($0) }.count

@@ -24,6 +24,10 @@ public struct DerivationPath: Hashable, Sendable, CustomStringConvertible {
     /// Parses "m/44'/60'/0'/0/0", "m/44h/0h", "44H/0H", "0/5" or "m". Hardened markers: ', h, H.
     /// A path without a leading "m" is relative.
     public init(_ text: String) throws {
+        guard text.utf8.count <= InputLimit.derivationPath else {
+            // The text is not echoed: it is too long to be a path and may be anything.
+            throw DerivationPathError(path: "…", component: nil, text: nil, problem: .tooLong(text.utf8.count))
+        }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         var parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard !trimmed.isEmpty else { throw DerivationPathError(path: text, component: nil, text: nil, problem: .empty) }
@@ -110,6 +114,7 @@ public struct DerivationPathError: Error, Equatable, CustomStringConvertible {
         case indexTooLarge
         case misplacedMaster
         case tooDeep(Int)
+        case tooLong(Int)
     }
 
     /// The whole path as given.
@@ -137,6 +142,8 @@ public struct DerivationPathError: Error, Equatable, CustomStringConvertible {
             return "\(subject): \(at) is \"m\" but m may only start a path"
         case .tooDeep(let n):
             return "\(subject): \(n) levels exceed BIP32's maximum depth of 255"
+        case .tooLong(let n):
+            return "invalid derivation path: \(n) characters is over the \(InputLimit.derivationPath)-character limit; write it like m/84'/0'/0'/0/0"
         }
     }
 }

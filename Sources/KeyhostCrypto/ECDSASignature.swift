@@ -19,6 +19,7 @@ public struct ECDSASignature: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses a DER signature (as in Bitcoin scripts, without the sighash byte).
     public init(der: [UInt8]) throws {
+        guard der.count <= 72 else { throw SignatureError.derTooLong(der.count) }
         var raw = secp256k1_ecdsa_signature()
         guard !der.isEmpty,
               secpSucceeded(secp256k1_ecdsa_signature_parse_der(Secp256k1.shared.context, &raw, der, der.count)) else {

@@ -12,6 +12,8 @@ public enum EncodingError: Error, Equatable, CustomStringConvertible {
     case missingSeparator
     /// The 5-bit to 8-bit regrouping left non-zero or more than 4 padding bits.
     case badPadding
+    /// The input is longer than what the parser accepts; checked before any parsing.
+    case tooLong(what: String, length: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -27,12 +29,38 @@ public enum EncodingError: Error, Equatable, CustomStringConvertible {
             return "no human-readable part: a Bech32 string is <hrp>1<data>, e.g. bc1q..."
         case .badPadding:
             return "invalid padding in the data part; the string is not a valid encoding of whole bytes"
+        case .tooLong(let what, let length, let limit):
+            return "\(what) of \(length) characters is over the \(limit)-character limit; check that the right value was given"
         }
     }
 
     /// Describes one character for an error message, escaping anything that is not printable ASCII.
     static func show(_ scalar: Unicode.Scalar) -> String {
         (0x21...0x7e).contains(scalar.value) ? "\"\(Character(scalar))\"" : "U+\(String(scalar.value, radix: 16, uppercase: true))"
+    }
+}
+
+/// Size limits every text parser checks before it parses, so hostile input fails at once with a clear error.
+/// Each is well above the longest valid input (`utf8.count` is O(1) on native strings).
+public enum InputLimit {
+    /// Base58: the longest Base58Check keyhost reads is a 111/112-character extended key; decoding is quadratic.
+    public static let base58 = 128
+    /// Addresses of any kind (the longest, a Bech32 segwit address, is 90 characters; CashAddr with prefix 54).
+    public static let address = 128
+    /// A BIP39 phrase in UTF-8 (24 words of at most 8 letters, with room for spacing and NFKD accents).
+    public static let mnemonic = 1024
+    /// A derivation path (255 levels of up to 11 characters each).
+    public static let derivationPath = 3072
+    /// A Base64 Bitcoin signed-message signature (65 bytes are 88 characters).
+    public static let base64Signature = 128
+    /// Hex text decoded by `Hex.decode` (an extended APDU of 65,535 data bytes plus header and status).
+    public static let hex = 2 * 65_546
+
+    /// Throws `EncodingError.tooLong` when `text` is longer than `limit` (counted in UTF-8 bytes: at least
+    /// the characters, and free to read).
+    public static func check(_ text: String, _ limit: Int, what: String) throws {
+        let length = text.utf8.count
+        guard length <= limit else { throw EncodingError.tooLong(what: what, length: length, limit: limit) }
     }
 }
 
@@ -78,6 +106,7 @@ public enum Base58 {
 
     /// Bytes of a Base58 string.
     public static func decode(_ text: String) throws -> [UInt8] {
+        try InputLimit.check(text, InputLimit.base58, what: "a Base58 string")  // the decoding below is quadratic
         let scalars = Array(text.unicodeScalars)
         var zeros = 0
         while zeros < scalars.count && scalars[zeros] == "1" { zeros += 1 }

@@ -28,6 +28,9 @@ public enum EthereumAddress {
     /// Parses an address: "0x" + 40 hex digits. A mixed-case address must carry a correct EIP-55 checksum;
     /// all-lower or all-upper addresses carry none and are accepted unless `requireChecksum` is set.
     public static func decode(_ text: String, requireChecksum: Bool = false) throws -> [UInt8] {
+        do { try InputLimit.check(text, InputLimit.address, what: "an Ethereum address") } catch let error as EncodingError {
+            throw AddressError.encoding(error)
+        }
         let scalars = Array(text.unicodeScalars)
         guard scalars.count >= 2, scalars[0] == "0", scalars[1] == "x" || scalars[1] == "X" else {
             throw AddressError.unrecognized("an Ethereum address starts with 0x")

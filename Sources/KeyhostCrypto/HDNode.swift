@@ -1,3 +1,4 @@
+import Foundation
 import COpenSSL
 import CSecp256k1
 
@@ -235,6 +236,18 @@ public struct HDNode: Sendable, CustomStringConvertible, CustomDebugStringConver
         guard let key = try? PublicKey(bytes: Array(data[45..<78])) else { throw ExtendedKeyError.invalidPublicKey }
         return (HDNode(depth: depth, parentFingerprint: parent, childNumber: child, chainCode: chainCode,
                        privateKey: nil, publicKey: key), family)
+    }
+
+    /// Whether `text` (surrounding whitespace ignored) decodes to an extended PRIVATE key, judged by its
+    /// decoded bytes, never by its prefix text: a known private version (xprv, zprv, Ltpv, dgpv, ...) or, under
+    /// any other version, key data starting with BIP32's 0x00 private marker. Nil when it is no extended key.
+    public static func isExtendedPrivateKey(_ text: String) -> Bool? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard var data = try? Base58.decodeCheck(trimmed), data.count == 78 else { return nil }
+        defer { OPENSSL_cleanse(&data, data.count) }
+        let version = data[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        if let (_, isPrivate) = ExtendedKeyVersion.lookup(version: version) { return isPrivate }
+        return data[45] == 0x00
     }
 
     /// Parses an extended key, dropping which family it was written in.

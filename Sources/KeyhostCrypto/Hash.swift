@@ -40,7 +40,12 @@ public enum Hash {
 
     /// BIP340 tagged hash: SHA-256(SHA-256(tag) || SHA-256(tag) || data).
     public static func tagged(_ tag: String, _ data: [UInt8]) -> [UInt8] {
-        let tagHash = tag == "TapTweak" ? tapTweakTag : sha256(Array(tag.utf8))
+        tag == "TapTweak" ? sha256(tapTweakTag + tapTweakTag + data) : tagged(bytes: Array(tag.utf8), data)
+    }
+
+    /// BIP340 tagged hash with the tag as bytes: BIP340 defines tags as byte strings, not necessarily UTF-8.
+    public static func tagged(bytes tag: [UInt8], _ data: [UInt8]) -> [UInt8] {
+        let tagHash = sha256(tag)
         return sha256(tagHash + tagHash + data)
     }
 

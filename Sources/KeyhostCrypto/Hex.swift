@@ -15,6 +15,7 @@ public enum Hex {
 
     /// Bytes of a hex string (either case, optional "0x" prefix).
     public static func decode(_ text: String) throws -> [UInt8] {
+        try InputLimit.check(text, InputLimit.hex, what: "a hex string")
         var utf8 = Array(text.utf8)
         var offset = 0
         if utf8.count >= 2, utf8[0] == UInt8(ascii: "0"), utf8[1] | 0x20 == UInt8(ascii: "x") {

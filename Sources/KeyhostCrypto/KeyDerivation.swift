@@ -13,37 +13,32 @@ public enum KDF {
     }
 
     /// HKDF-SHA256 (RFC 5869): extract with `salt`, expand with `info` to `length` bytes (at most 8160).
+    ///
+    /// Written over HMAC rather than OpenSSL's HKDF, which rejects an empty input key: substituting one
+    /// zero byte (as HMAC may for its *key*) would be wrong here, where the input key is HMAC's *data*.
     public static func hkdfSHA256(key: [UInt8], salt: [UInt8], info: [UInt8], length: Int) throws -> SecretBytes {
         guard (1...255 * 32).contains(length) else { throw CryptoError.parameter("HKDF-SHA256 output of \(length) bytes; use 1...8160") }
-        guard let ctx = EVP_KDF_CTX_new(OpenSSL.shared.hkdf) else { OpenSSL.fail("EVP_KDF_CTX_new(HKDF)") }
-        defer { EVP_KDF_CTX_free(ctx) }
-        var ok = false
-        let out = SecretBytes(count: length) { out in
-            // OSSL_PARAM only borrows these pointers, so every buffer must stay alive across EVP_KDF_derive.
-            var key = key.isEmpty ? [0] : key  // an empty HKDF key is rejected by OpenSSL; HMAC pads it with zeros anyway
-            var salt = salt, info = info
-            var digestName = Array("SHA2-256".utf8CString)
-            key.withUnsafeMutableBytes { k in
-                salt.withUnsafeMutableBytes { s in
-                    info.withUnsafeMutableBytes { i in
-                        digestName.withUnsafeMutableBufferPointer { d in
-                            // An empty salt or info is left out: OpenSSL rejects a zero-length octet parameter,
-                            // and RFC 5869 defines a missing salt as HashLen zero bytes, which is what OpenSSL uses.
-                            var params = [
-                                OSSL_PARAM_construct_utf8_string(OpenSSL.paramName("digest"), d.baseAddress, 0),
-                                OSSL_PARAM_construct_octet_string(OpenSSL.paramName("key"), k.baseAddress, k.count),
-                            ]
-                            if s.count > 0 { params.append(OSSL_PARAM_construct_octet_string(OpenSSL.paramName("salt"), s.baseAddress, s.count)) }
-                            if i.count > 0 { params.append(OSSL_PARAM_construct_octet_string(OpenSSL.paramName("info"), i.baseAddress, i.count)) }
-                            params.append(OSSL_PARAM_construct_end())
-                            ok = EVP_KDF_derive(ctx, out.bindMemory(to: UInt8.self).baseAddress, length, &params) == 1
-                        }
-                    }
-                }
+        // Extract: PRK = HMAC(salt, IKM); a missing salt is HashLen zero bytes (the same HMAC key as an empty one).
+        var prk = Hash.hmacSHA256(key: salt, data: key)
+        defer { OPENSSL_cleanse(&prk, prk.count) }
+        // Expand: T(i) = HMAC(PRK, T(i-1) || info || i), OKM = the first `length` bytes of T(1) || T(2) || ...
+        return SecretBytes(count: length) { out in
+            var block = [UInt8]()
+            defer { OPENSSL_cleanse(&block, block.count) }
+            var written = 0
+            var counter: UInt8 = 1
+            while written < length {
+                var input = block + info + [counter]
+                let next = Hash.hmacSHA256(key: prk, data: input)
+                OPENSSL_cleanse(&input, input.count)
+                OPENSSL_cleanse(&block, block.count)
+                block = next
+                let take = min(32, length - written)
+                block.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[written..<written + take]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
+                written += take
+                counter &+= 1
             }
         }
-        guard ok else { throw CryptoError.openSSL("HKDF-SHA256 failed: \(OpenSSL.lastError())") }
-        return out
     }
 
     private static func pbkdf2(_ md: OpaquePointer, _ password: UnsafeRawBufferPointer, _ salt: [UInt8],

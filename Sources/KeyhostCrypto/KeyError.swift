@@ -43,6 +43,8 @@ public enum SignatureError: Error, Equatable, CustomStringConvertible {
     case signatureLength(Int, expected: Int)
     /// DER bytes that do not parse as an ECDSA signature.
     case invalidDER
+    /// A DER signature longer than any secp256k1 signature (72 bytes); checked before parsing.
+    case derTooLong(Int)
     /// r or s is zero or not below the curve order.
     case valueOutOfRange
     /// The recovery id (v) is not 0...3 (or 27...30 / 31...34 / 35...42 in the Ethereum and Bitcoin encodings).
@@ -60,6 +62,8 @@ public enum SignatureError: Error, Equatable, CustomStringConvertible {
             return "invalid digest: \(n) bytes; ECDSA signs a 32-byte hash, so hash the message (e.g. sha256 or keccak256) first"
         case .signatureLength(let n, let expected):
             return "invalid signature: \(n) bytes; expected \(expected) bytes"
+        case .derTooLong(let n):
+            return "invalid signature: \(n) bytes is over the 72-byte limit of a DER-encoded secp256k1 signature"
         case .invalidDER:
             return "invalid signature: not a DER-encoded ECDSA signature (30 len 02 len r 02 len s)"
         case .valueOutOfRange:

@@ -33,17 +33,19 @@ public enum BitcoinMessage {
 
     /// Signs `message` and returns base64 of 65 bytes header || r || s.
     ///
-    /// Header: 31+recid for P2PKH with a compressed key (what Core writes); for segwit kinds, with
+    /// Header: 31+recid for P2PKH with a compressed key, 27+recid with an uncompressed one (what Core writes); for segwit kinds, with
     /// `bip137Headers`, 35+recid (P2SH-P2WPKH) or 39+recid (P2WPKH) as Trezor writes and Electrum accepts.
     public static func sign(_ message: [UInt8], with key: PrivateKey, kind: AddressKind = .p2pkh,
                             bip137Headers: Bool = true) throws -> String {
+        if !key.isCompressed && kind != .p2pkh && kind != .ethereum { throw AddressError.uncompressedKey(kind) }
         let signature = try key.signRecoverable(digest: hash(message))
-        var header = 31
+        // 27+recid marks an uncompressed key, whose P2PKH address hashes all 65 bytes.
+        var header = key.isCompressed ? 31 : 27
         if bip137Headers {
             switch kind {
             case .p2shP2wpkh: header = 35
             case .p2wpkh: header = 39
-            case .p2pkh: header = 31
+            case .p2pkh: break
             case .p2tr, .ethereum: throw AddressError.unsupportedKind(kind, coin: "Bitcoin signed messages (legacy format)")
             }
         }
@@ -52,6 +54,7 @@ public enum BitcoinMessage {
 
     /// The public key and whether the signature marks it compressed.
     public static func recover(_ message: [UInt8], signature: String) throws -> (key: PublicKey, compressed: Bool) {
+        try InputLimit.check(signature, InputLimit.base64Signature, what: "a Base64 message signature")
         guard let data = Data(base64Encoded: signature), data.count == 65 else { throw SignatureError.base64 }
         let bytes = [UInt8](data)
         let header = Int(bytes[0])

@@ -28,6 +28,8 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
 
     /// Parses and checks a phrase: NFKD-normalized, case-insensitive, words separated by any whitespace.
     public init(phrase: String) throws {
+        let length = phrase.utf8.count
+        guard length <= InputLimit.mnemonic else { throw MnemonicError.tooLong(length, limit: InputLimit.mnemonic) }
         let normalized = phrase.decomposedStringWithCompatibilityMapping.lowercased()
         let typed = normalized.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         guard Mnemonic.validWordCounts.contains(typed.count) else { throw MnemonicError.wordCount(typed.count) }
@@ -35,7 +37,7 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
         indices.reserveCapacity(typed.count)
         for (i, word) in typed.enumerated() {
             guard let index = Mnemonic.index(of: word) else {
-                throw MnemonicError.unknownWord(word: word, position: i + 1, suggestion: Mnemonic.suggestion(for: word))
+                throw MnemonicError.unknownWord(position: i + 1, nonASCII: word.unicodeScalars.contains { !$0.isASCII })
             }
             indices.append(index)
         }
@@ -89,14 +91,6 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
             if list[mid] < word { low = mid + 1 } else { high = mid - 1 }
         }
         return nil
-    }
-
-    /// English words are unique in their first four letters, so a typo past them still names one word.
-    static func suggestion(for word: String) -> String? {
-        guard word.count >= 4, word.allSatisfy({ $0.isASCII && $0.isLetter }) else { return nil }
-        let prefix = String(word.prefix(4))
-        let matches = BIP39English.words.filter { $0.hasPrefix(prefix) }
-        return matches.count == 1 ? matches[0] : nil
     }
 
     private static func wordIndices(_ entropy: SecretBytes) -> [Int] {

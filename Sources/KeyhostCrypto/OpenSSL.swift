@@ -8,7 +8,6 @@ final class OpenSSL: @unchecked Sendable {
     let sha512: OpaquePointer
     let ripemd160: OpaquePointer
     let aes256CBC: OpaquePointer
-    let hkdf: OpaquePointer
     /// HMAC contexts with their digest already bound; each call duplicates one instead of re-resolving the digest by name.
     let hmacSHA256Template: OpaquePointer
     let hmacSHA512Template: OpaquePointer
@@ -19,8 +18,6 @@ final class OpenSSL: @unchecked Sendable {
         ripemd160 = OpenSSL.fetchDigest("RIPEMD-160")
         guard let cipher = EVP_CIPHER_fetch(nil, "AES-256-CBC", nil) else { OpenSSL.fail("EVP_CIPHER_fetch(AES-256-CBC)") }
         aes256CBC = cipher
-        guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { OpenSSL.fail("EVP_KDF_fetch(HKDF)") }
-        hkdf = kdf
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { OpenSSL.fail("EVP_MAC_fetch(HMAC)") }
         hmacSHA256Template = OpenSSL.hmacTemplate(mac, digest: "SHA2-256")
         hmacSHA512Template = OpenSSL.hmacTemplate(mac, digest: "SHA2-512")

@@ -8,6 +8,9 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     /// The libsecp256k1 keypair (secret and public key), made once: Schnorr signing and
     /// `publicKey` then need no further point multiplication.
     private let keypair: SecretBytes
+    /// Whether the key's public key is written compressed (33 bytes), as a WIF's 0x01 suffix says; an
+    /// uncompressed key has other P2PKH addresses and signed-message headers, and no segwit ones.
+    public private(set) var isCompressed = true
 
     /// Checks and adopts 32 secret bytes.
     public init(secret: SecretBytes) throws {
@@ -30,6 +33,13 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         try self.init(secret: SecretBytes(bytes))
     }
 
+    /// The same key, marked compressed or uncompressed.
+    public func compressed(_ flag: Bool) -> PrivateKey {
+        var copy = self
+        copy.isCompressed = flag
+        return copy
+    }
+
     /// A fresh key from the system CSPRNG.
     public static func generate() -> PrivateKey {
         while true {
@@ -48,7 +58,7 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         keypair.withUnsafeBytes {
             _ = secp256k1_keypair_pub(Secp256k1.shared.context, &raw, $0.baseAddress!.assumingMemoryBound(to: secp256k1_keypair.self))
         }
-        return PublicKey(raw: raw)
+        return PublicKey(raw: raw, compressed: isCompressed)
     }
 
     // MARK: - ECDSA
@@ -147,8 +157,9 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
 
     // MARK: - WIF
 
-    /// Wallet Import Format for `coin` (compressed-key flag set by default, as all modern wallets use).
-    public func wif(coin: Coin = .bitcoin, compressed: Bool = true) throws -> String {
+    /// Wallet Import Format for `coin`; the compressed-key flag is the key's own unless `compressed` says otherwise.
+    public func wif(coin: Coin = .bitcoin, compressed: Bool? = nil) throws -> String {
+        let compressed = compressed ?? isCompressed
         guard let version = coin.wifVersion else { throw KeyError.wif("\(coin.name) has no WIF format") }
         return withWipedScratch(34) { buffer in
             buffer[0] = version
@@ -174,8 +185,8 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
             throw KeyError.wif("version byte 0x\(Hex.encode([payload[0]])) is not \(coin.name)'s" +
                                (coin.wifVersion.map { " (0x\(Hex.encode([$0])))" } ?? ""))
         }
-        let key = try PrivateKey(secret: SecretBytes(payload[1..<33]))
-        return (key, payload.count == 34)
+        let key = try PrivateKey(secret: SecretBytes(payload[1..<33])).compressed(payload.count == 34)
+        return (key, key.isCompressed)
     }
 
     // MARK: - Helpers

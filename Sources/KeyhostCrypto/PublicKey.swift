@@ -4,8 +4,21 @@ import CSecp256k1
 public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// libsecp256k1's parsed form, kept so repeated use does not re-parse or re-check the point.
     var raw: secp256k1_pubkey
+    /// Whether the key is written compressed (33 bytes) rather than uncompressed (65 bytes): it was parsed
+    /// from 33 bytes or comes from a compressed private key. It decides `serialized`, `hash160` and so the
+    /// P2PKH address; equality compares points only.
+    public private(set) var isCompressed: Bool
 
-    init(raw: secp256k1_pubkey) { self.raw = raw }
+    init(raw: secp256k1_pubkey, compressed: Bool = true) {
+        self.raw = raw
+        self.isCompressed = compressed
+    }
+
+    /// The same point, marked compressed or uncompressed.
+    public func compressed(_ flag: Bool) -> PublicKey { PublicKey(raw: raw, compressed: flag) }
+
+    /// The key in its own form: 33 bytes when compressed, else 65.
+    public var serialized: [UInt8] { isCompressed ? compressed : uncompressed }
 
     /// Parses a 33-byte compressed or 65-byte uncompressed SEC1 key, checking that the point is on the curve.
     public init(bytes: [UInt8]) throws {
@@ -21,6 +34,7 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
             throw KeyError.publicKeyNotOnCurve
         }
         self.raw = raw
+        self.isCompressed = bytes.count == 33
     }
 
     /// 33-byte SEC1 compressed form (02/03 prefix).
@@ -51,9 +65,10 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
         return XOnlyPublicKey(raw: xonly)
     }
 
-    /// HASH160 of the compressed key, as used in P2PKH and P2WPKH outputs.
+    /// HASH160 of the key in its own form (`serialized`), as used in P2PKH and P2WPKH outputs.
     public var hash160: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 20) { out, count in
+        guard isCompressed else { return Hash.hash160(uncompressed) }
+        return [UInt8](unsafeUninitializedCapacity: 20) { out, count in
             withUnsafeTemporaryAllocation(byteCount: 33, alignment: 8) { buffer in
                 writeCompressed(into: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 Hash.hash160(UnsafeRawBufferPointer(buffer), into: UnsafeMutableRawPointer(out.baseAddress!))
@@ -137,6 +152,12 @@ public struct XOnlyPublicKey: Hashable, Sendable, CustomStringConvertible {
             throw KeyError.publicKeyNotOnCurve
         }
         self.raw = raw
+    }
+
+    /// The point with this x and even y, as BIP340's lift_x defines the key an x-only key stands for.
+    public var evenYPublicKey: PublicKey {
+        // Cannot fail: an x-only key always has a curve point with that x.
+        (try? PublicKey(bytes: [0x02] + bytes)) ?? PublicKey(raw: secp256k1_pubkey())
     }
 
     /// The 32-byte x coordinate.

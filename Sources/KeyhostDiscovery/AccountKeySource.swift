@@ -28,9 +28,14 @@ public struct ExtendedPublicKeySource: AccountKeySource {
     public let key: FixedAccountKey
     private let text: String
 
-    /// Parses an extended key. A private one (xprv) is accepted but immediately reduced to its public part.
+    /// Parses an extended public key. A private one (by its decoded version, whatever its prefix text) is
+    /// refused without echoing it: this source is for keys that can be shown and stored.
     public init(_ extendedKey: String) throws {
         let trimmed = extendedKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        if HDNode.isExtendedPrivateKey(trimmed) == true {
+            throw DiscoveryError.invalidOption(name: "xpub", detail: "it is an extended private key (a secret); give the account's "
+                + "extended public key (node:xpub()), or the seed or mnemonic")
+        }
         let (node, family) = try HDNode.parse(trimmed)
         key = FixedAccountKey(node: node.neutered(), family: family)
         text = node.neutered().extendedPublicKey(family)

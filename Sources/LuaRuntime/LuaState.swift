@@ -124,7 +124,7 @@ public final class LuaState {
         try execute(bytes: Array(code.utf8), chunkName: chunkName, arguments: arguments)
     }
 
-    /// Compiles and runs `bytes` (source text; binary chunks only outside the sandbox).
+    /// Compiles and runs `bytes` (source text; binary chunks are refused in every profile).
     @discardableResult
     public func execute(bytes: [UInt8], chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
         try load(bytes: bytes, chunkName: chunkName)
@@ -153,7 +153,11 @@ public final class LuaState {
     }
 
     private func load(bytes: [UInt8], chunkName: String) throws {
-        let mode = sandboxEnvironment == nil ? "bt" : "t"
+        // Text only, in every profile: Lua does not verify bytecode (docs/sandbox-lua-bugs.md, bug 11).
+        if bytes.first == 0x1B {
+            throw LuaError.syntax("\(Self.displayName(chunkName)): binary chunks are not accepted: Lua does not verify bytecode, and a corrupted or hostile one can crash keyhost; run the source instead")
+        }
+        let mode = "t"
         let status = bytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { kh_load(L, $0.baseAddress, buf.count, chunkName, mode) }
         }
@@ -171,6 +175,12 @@ public final class LuaState {
             try stack.push(results.first ?? .nil)
             _ = lua_setupvalue(L, -2, 1)
         }
+    }
+
+    /// A chunk name as Lua shows it: `@file` and `=name` without their marker.
+    static func displayName(_ chunkName: String) -> String {
+        guard let first = chunkName.first, first == "@" || first == "=" else { return chunkName }
+        return String(chunkName.dropFirst())
     }
 
     /// Calls the function on top of the stack with `arguments`.

@@ -4,7 +4,7 @@ enum Prelude {
     /// package.preload (native modules) and before package.path.
     static let full = #"""
     local roots = {}
-    local io_open, load, error, ipairs = io.open, load, error, ipairs
+    local io_open, load, loadfile, error, ipairs, select, type = io.open, load, loadfile, error, ipairs, select, type
     local format, gsub, concat, insert = string.format, string.gsub, table.concat, table.insert
 
     local function read(path)
@@ -25,7 +25,7 @@ enum Prelude {
           local source = read(path)
           if source then
             local chunkname = root.prefix and ("@" .. root.prefix .. "/" .. inside) or ("@" .. path)
-            local loader, message = load(source, chunkname, "bt")
+            local loader, message = load(source, chunkname, "t")
             if not loader then
               error(format("error loading module '%s' from file '%s':\n\t%s", name, path, message), 0)
             end
@@ -34,10 +34,46 @@ enum Prelude {
           tried[#tried + 1] = "\n\tno file '" .. path .. "'"
         end
       end
-      return concat(tried)
+      return (gsub(concat(tried), "^\n\t", ""))
     end
 
     insert(package.searchers, 2, search)
+
+    -- Lua does not verify bytecode, and a corrupted or hostile binary chunk can crash the
+    -- process (a 5.4.4 bug reaches memory with one), so scripts load text chunks only.
+    local binary_refused = "binary chunks are not allowed: Lua does not verify bytecode, "
+      .. "and a corrupted or hostile one can crash keyhost; load the source instead"
+    -- Like load itself, these answer nil and a message instead of raising.
+    _G.load = function(...)
+      local chunk, chunkname, mode, env = ...
+      if (mode ~= nil and mode ~= "t") or (type(chunk) == "string" and chunk:byte(1) == 27) then
+        return nil, binary_refused
+      end
+      if select("#", ...) >= 4 then return load(chunk, chunkname, "t", env) end
+      return load(chunk, chunkname, "t")
+    end
+    _G.loadfile = function(...)
+      local filename, mode, env = ...
+      if mode ~= nil and mode ~= "t" then return nil, binary_refused end
+      if select("#", ...) >= 3 then return loadfile(filename, "t", env) end
+      return loadfile(filename, "t")
+    end
+    _G.dofile = function(filename)
+      local chunk, message = loadfile(filename, "t")
+      if not chunk then error(message, 2) end
+      return chunk()
+    end
+    -- The standard searcher over package.path, in text mode.
+    local searchpath = package.searchpath
+    package.searchers[3] = function(name)
+      local path, tried = searchpath(name, package.path)
+      if not path then return tried end
+      local loader, message = loadfile(path, "t")
+      if not loader then
+        error(format("error loading module '%s' from file '%s':\n\t%s", name, path, message), 0)
+      end
+      return loader, path
+    end
 
     return {
       add_root = function(dir, prefix) roots[#roots + 1] = { dir = dir, prefix = prefix } end,

@@ -136,7 +136,8 @@ struct Discover: ParsableCommand {
             throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR or --card [READER]"
                 : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
         }
-        if let xpub, xpub.count >= 4, xpub.prefix(4).hasSuffix("prv") {
+        // Decided by the decoded version bytes (Ltpv, dgpv, " zprv…" all are private), never by prefix text.
+        if let xpub, HDNode.isExtendedPrivateKey(xpub) == true {
             throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
                 + "Give the account's extended public key, or the mnemonic with --mnemonic-env")
         }

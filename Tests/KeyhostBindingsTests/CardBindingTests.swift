@@ -97,7 +97,10 @@ import LuaRuntime
         let eip = try card.exportKey(.privateAndPublic, path: KeyPath("m/43'/60'/1581'/0'/0"))
         let privateKey = try #require(eip.privateKey).revealedBytes()
         try card.changePIN("975310")
+        let indexes = try card.generateMnemonic(wordCount: 12)
         let text = lines.joined(separator: "\n").uppercased()
+        #expect(text.contains("PLAINTEXT >> 80 D2 04 00"))
+        #expect(!text.contains(TracingChannel.spaced(indexes.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })), "word indexes")
         #expect(text.contains("; VERIFY PIN"))
         #expect(text.contains("REDACTED"))
         for secret in [pin, puk, "975310"] {

@@ -45,5 +45,32 @@ extension KeyhostCryptoTests {
             #expect(BitcoinMessage.hash(message) == expected)
             #expect(BitcoinMessage.varint(0xfc) == [0xfc] && BitcoinMessage.varint(0xfd) == [0xfd, 0xfd, 0x00] && BitcoinMessage.varint(0x10000) == [0xfe, 0, 0, 1, 0])
         }
+
+        @Test("An uncompressed WIF key stays uncompressed: WIF, P2PKH address and signed message agree with btclib")
+        func uncompressedWIF() throws {
+            let wif = "5JJEwxKq7P8tf1USbspR3vofkB6Fv8Ns58PM6RYntQHqzUZSjwa"
+            let (key, compressed) = try PrivateKey.fromWIF(wif)
+            #expect(!compressed && !key.isCompressed && !key.publicKey.isCompressed)
+            #expect(try key.wif() == wif)
+            let address = try Address.encode(key.publicKey, kind: .p2pkh, coin: .bitcoin)
+            #expect(address == "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N")
+            #expect(try Address.encode(PublicKey(bytes: key.publicKey.uncompressed), kind: .p2pkh, coin: .bitcoin) == address)
+            for kind in [AddressKind.p2wpkh, .p2shP2wpkh, .p2tr] {
+                #expect(throws: AddressError.uncompressedKey(kind)) { try Address.encode(key.publicKey, kind: kind, coin: .bitcoin) }
+                #expect(throws: AddressError.uncompressedKey(kind)) { try BitcoinMessage.sign([1], with: key, kind: kind) }
+            }
+            let message = Array("keyhost uncompressed".utf8)
+            let signature = try BitcoinMessage.sign(message, with: key)
+            let header = try #require(Data(base64Encoded: signature)).first!
+            #expect((27...30).contains(header), "uncompressed P2PKH header")
+            #expect(try BitcoinMessage.verify(message, signature: signature, address: address))
+            struct Answer: Decodable { let compressed: Bool; let address: String; let signature: String; let verifies: Bool }
+            let oracle = try JSONDecoder().decode(Answer.self, from: Oracle.run("uncompressed_wif_oracle.py",
+                                                                                [wif, Hex.encode(message), signature, address]))
+            #expect(oracle.compressed == false)
+            #expect(oracle.address == address)
+            #expect(oracle.signature == signature)
+            #expect(oracle.verifies)
+        }
     }
 }

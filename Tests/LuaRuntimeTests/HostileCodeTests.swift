@@ -175,7 +175,7 @@ import Testing
             error(e, 0)
             """)
         guard case .runtime(let message)? = error else { Issue.record("expected an error, got \(String(describing: error))"); return }
-        #expect(message.hasPrefix("hostile:6: sandbox: C stack overflow (coroutines closed inside one another too deeply)"))
+        #expect(message.hasPrefix("hostile:6: C stack overflow (coroutines closed inside one another too deeply)"))
         #expect(try state.execute("return coroutine.close(coroutine.create(print))", chunkName: "=after") == [true])
     }
 

@@ -19,8 +19,9 @@ def repl(keyhost_bin, tmp_path):
     """A keyhost REPL on a real pseudo-terminal, with its own history folder."""
     sessions = []
 
-    def start(*args):
+    def start(*args, extra_env=None):
         env = {"PATH": "/usr/bin:/bin", "TERM": "xterm", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+        env.update(extra_env or {})
         child = pexpect.spawn(keyhost_bin, list(args), env=env, encoding="utf-8", timeout=10, dimensions=(40, 200))
         child.expect_exact("> ")
         sessions.append(child)

@@ -131,3 +131,78 @@ def test_history_is_private_and_keeps_no_secrets(repl):
     child.sendline("")
     child.expect_exact("\r\n> ")
     assert ask(child, "answer") == "42"
+
+
+
+def test_tab_after_a_very_long_line_does_not_crash(repl):
+    # libedit's readline layer (Debian 3.1-20221030) kept rl_line_buffer pointing into a buffer that a
+    # longer line reallocated, and rl_complete wrote into the freed block. Without the tcache, glibc
+    # checks the freed block's links at once, so the old code aborts on the first or second round.
+    child = repl("repl", extra_env={"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "SWIFT_BACKTRACE": "enable=no"})
+    for n in range(4):
+        child.sendline("x = '" + "a" * (4000 + 500 * n) + "'")
+        child.expect_exact("\r\n> ")
+        child.send("string.upp")
+        time.sleep(0.2)
+        child.send("\t")
+        time.sleep(0.2)
+        child.send("('c')\r")
+        child.expect_exact('"C"')
+        child.expect_exact("\r\n> ")
+    # Tab inside a 4,000-character line completes too.
+    child.send("s = '" + "b" * 4000 + "' .. string.upp")
+    time.sleep(0.2)
+    child.send("\t")
+    time.sleep(0.2)
+    child.send("('c')\r")
+    child.expect_exact("\r\n> ")
+    assert ask(child, "#s") == "4001"
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, (child.exitstatus, child.signalstatus)
+
+
+# Statements that hold a secret under a neutral name, and the text that must not reach the history file.
+SECRET_STATEMENTS = [
+    ('phrase = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"', "abandon"),
+    ("a = '5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ'", "5HueCGU8rMjx"),
+    ("b = 'KwdMAjGmerYanjeui5SHS7JkmpZvVipYvB2LJGU1ZxJwYvP98617'", "KwdMAjGmerYa"),
+    ("c = 'L52XzL2cMkHxqxBXRyEpnPQZGUs3uKiL3R11XbAdHigRzDozKZeW'", "L52XzL2cMkHx"),
+    ("d = 'cMzLdeGd5vEqxB8B6VFQoRopQ3sLAAvEzDAoQgvX54xwofSWj1fx'", "cMzLdeGd5vEq"),
+    ("e = 'zprvAWgYBBk7JR8GjzqSzmunMCS7dAbwpYTCs1YUMDXqduMA5JFHZ3iX5s2UkAR6vBdcCYYa1S5o1fVLrKsrnpCQ4WpUd6aVUWP1bS2Yy5DoaKv'", "zprvAWgYBBk7"),
+    ("f = 'yprvABrGsX5C9jantheLAR8A97LcTCTVsvThwu2FZpdxFtyH2CS4JPYxToNLixTWvGygnuRmFxVEZ18ny3GJ57nPGH8skkt4tbZXKhxuaUFh6jt'", "yprvABrGsX5C"),
+    ("g = 'Ltpv71G8qDifUiNetP6nmxPA5STrUVmv2J9YSmXajv8VsYBUyuPhvN9xCaQrfX2wo5xxJNtEazYCFRUu5FmokYMM79pcqz8pcdo4rNXAFPgyB4k'", "Ltpv71G8qDif"),
+    ("h = 'dgpv51eADS3spNJh9Gjth94XcPwAczvQaDJs9rqx11kvxKs6r3Ek8AgERHhjLs6mzXQFHRzQqGwqdeoDkZmr8jQMBfi43b7sT3sx3cCSk5fGeUR'", "dgpv51eADS3s"),
+    ("k = 'e8f32e723decf4051aefac8e2c93c9c5b214313817cdb01a1494b917c8436b35'", "e8f32e723dec"),
+    ("l = 0xE8F32E723DECF4051AEFAC8E2C93C9C5B214313817CDB01A1494B917C8436B35", "E8F32E723DEC"),
+    ('code = "246813"', "246813"),
+    ("u = '864209753124'", "864209753124"),
+    ("v = {'legal', 'winner', 'thank', 'year'}", "winner"),
+]
+
+
+def test_history_keeps_no_secret_found_by_content(repl):
+    folder = repl.state_dir / "keyhost"
+    folder.mkdir(parents=True)
+    os.chmod(folder, 0o755)
+    (folder / "history").write_text("_HiStOrY_V2_\nold\\040=\\0401\nleak\\040=\\040'91gGn1HgSap6CbU12F6z3pJri26xzp7Ay1VW6NHCoEayNXwRpu2'\n")
+    os.chmod(folder / "history", 0o644)
+    child = repl("repl")
+    for statement, _ in SECRET_STATEMENTS:
+        ask(child, statement)
+    ask(child, "x = 1")
+    ask(child, "print(string.format('%x', 255))")
+    ask(child, "xp = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8'")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    history = folder / "history"
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(history).st_mode) == 0o600
+    text = history.read_text()
+    for statement, secret in SECRET_STATEMENTS:
+        assert secret not in text, statement
+    # An entry an older keyhost saved is dropped from the file too.
+    assert "91gGn1HgSap6" not in text
+    assert "old\\040=\\0401" in text
+    assert "x\\040=\\0401" in text and "string.format" in text and "xpub661MyMwAqRbc" in text

@@ -192,4 +192,37 @@ t.test("card source needs a verified PIN", function()
   t.raises(function() discovery.scan { card = "virtual", source = {} } end, "option 'card' must be a keyhost.card.session")
 end)
 
+t.test("a bad mnemonic's error names the position, never the word", function()
+  for _, bad in ipairs({ WORDS:gsub("about$", "abouts"), WORDS:gsub("about$", "ABOUTS"), (WORDS:gsub("about$", "ab")) }) do
+    local ok, err = pcall(discovery.scan, { mnemonic = bad, source = {} })
+    t.eq(ok, false)
+    t.ok(tostring(err):find("word 12 is not in the BIP39 English wordlist", 1, true), tostring(err))
+    for _, piece in ipairs({ "abo", "bou", "uts", "ab\"", "about" }) do
+      t.ok(not tostring(err):lower():find(piece, 1, true), "error shows " .. piece .. ": " .. tostring(err))
+    end
+  end
+end)
+
+t.test("option 'xpub' refuses private keys by their decoded version, whatever the text looks like", function()
+  local keys = {
+    "Ltpv71G8qDifUiNetExQFUsQdYezsBDUaB814BhGZsphfZBrT3zqfeXTed3NqdFEoARcM1uJVNKbqmXwJscuMY753LZUtc36GiKqV5anTrnqWfr",
+    "dgpv51eADS3spNJh98bWAfYnAW8K1gMy86HKmH1dpyT8kLsUKBqssT3jsLLFWyK4zbruL51UjejFDzrFzBcwjjA57rSv6D2978QigKG4xbCfJV6",
+    " zprvAWgYBBk7JR8Gjrh4UJQ2uJdG1r3WNRRfURiABBE3RvMXYSrRJL62XuezvGdPvG6GFBZduosCc1YP5wixPox7zhZLfiUm8aunE96BBa4Kei5",
+    "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu",
+    "pGoh3VSiBwoWmRoSExBVSRonRkTSE7G3q8V2EDXZoZ17QvBAav1RiF43Cc8ccf6HrG7j6Es5GZTi3bBRBT3LB7hdHNHWWHKqq529AE3ev8KERAQS",
+  }
+  for _, key in ipairs(keys) do
+    local ok, err = pcall(discovery.scan, { xpub = key, source = {} })
+    t.eq(ok, false)
+    t.ok(tostring(err):find("private", 1, true), tostring(err))
+    t.ok(not tostring(err):find(key:gsub("^ ", ""):sub(5, 24), 1, true), "the key is echoed: " .. tostring(err))
+  end
+  -- hd.from_extended parses private keys of every known version as private, by version bytes
+  t.eq(hd.from_extended(keys[1]):is_private(), true)
+  t.eq(hd.from_extended(keys[2]):is_private(), true)
+  local ok, err = pcall(hd.from_extended, keys[5])
+  t.eq(ok, false)
+  t.ok(not tostring(err):find(keys[5]:sub(5, 24), 1, true), tostring(err))
+end)
+
 t.run()

@@ -61,7 +61,7 @@ t.test("key errors name the problem", function()
     "bad argument #1 to 'private_key' %(32%-byte string, keyhost%.ec%.private_key or keyhost%.hd%.node expected, got table%)")
   -- x of BIP340 vector 5 has no curve point
   t.raises(function() ec.public_key("\2" .. hex.decode("EEFDEA4CDB677750A420FEE807EACF21EB9898AE79B9768766E4FAA04A2D4A34")) end, "invalid public key: the point is not on the secp256k1 curve")
-  t.raises(function() ec.public_key(G:sub(2)) end, "invalid public key: 32 bytes; expected 33 bytes")
+  t.raises(function() ec.public_key("\2" .. G) end, "invalid public key: 34 bytes; expected 32 bytes %(x%-only%), 33")
   t.raises(function() ec.public_key("\5" .. G:sub(2)) end, "prefix byte 0x05 is not 02 or 03")
   t.raises(function() ec.public_key(G, { x_only = true, compressed = false }) end, "exclude each other")
   t.raises(function() ec.public_key(G, { compresed = true }) end, "unknown option 'compresed'; known options: compressed, x_only")
@@ -96,6 +96,25 @@ t.test("ECDSA: RFC 6979 signatures (trezor-crypto vectors), low-S", function()
     t.eq(ec.recover(digest, sig.rsv), pub)
     t.eq(ec.recover(digest, sig), pub)
     t.eq(#ec.recover(digest, sig, { compressed = false }), 65)
+  end
+end)
+
+t.test("x-only keys: ec.public_key lifts 32 bytes to the even-y point (BIP340 lift_x)", function()
+  t.eq(ec.public_key(G:sub(2)), "\2" .. G:sub(2))
+  t.eq(ec.public_key(G:sub(2), { x_only = true }), G:sub(2))
+  -- a key with odd y: its x-only form names the even-y twin, as BIP340 says
+  local odd = hex.decode("0330d54fd0dd420a6e5f8d3624f5f3482cae350f79d5f0753bf5beef9c2d91af3c")
+  t.eq(ec.public_key(odd:sub(2)), "\2" .. odd:sub(2))
+  t.raises(function() ec.public_key(hex.decode("EEFDEA4CDB677750A420FEE807EACF21EB9898AE79B9768766E4FAA04A2D4A34")) end,
+    "not on the secp256k1 curve")
+end)
+
+t.test("ECDSA: verify ignores v of a 65-byte r..s..v signature, as documented", function()
+  local key = ec.private_key(hex.decode("0000000000000000000000000000000000000000000000000000000000000001"))
+  local digest = hash.sha256("Satoshi Nakamoto")
+  local sig = ec.sign(key, digest)
+  for _, v in ipairs({ 0, 1, 27, 28, 35, 99, 255 }) do
+    t.eq(ec.verify(key, digest, sig.compact .. string.char(v)), true, "v = " .. v)
   end
 end)
 
@@ -231,6 +250,27 @@ t.test("private key objects: tostring hides the key, close wipes it", function()
   t.eq(tostring(key), "keyhost.ec.private_key (closed)")
   t.raises(function() key:bytes() end, "keyhost%.ec%.private_key is closed")
   t.raises(function() ec.sign(key, ZERO32) end, "keyhost%.ec%.private_key is closed")
+end)
+
+t.test("an uncompressed WIF key keeps its compression: WIF, public key, p2pkh address, signed message", function()
+  local address = require "keyhost.address"
+  local WIF = "5JJEwxKq7P8tf1USbspR3vofkB6Fv8Ns58PM6RYntQHqzUZSjwa"
+  local key = ec.from_wif(WIF)
+  t.eq(key:wif(), WIF)
+  t.eq(#key:public_key(), 65)
+  t.eq(#key:public_key({ compressed = true }), 33)
+  t.eq(key:address("p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N")
+  t.eq(address.encode(key:public_key(), "p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N", "a 65-byte key hashes all 65 bytes")
+  t.eq(address.encode(key, "p2pkh"), "13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N")
+  for _, kind in ipairs({ "p2wpkh", "p2sh-p2wpkh", "p2tr" }) do
+    t.raises(function() key:address(kind) end, "uncompressed public key has no " .. kind:gsub("%-", "%%-") .. " address")
+    t.raises(function() address.encode(key:public_key(), kind) end, "uncompressed public key")
+  end
+  local sig = ec.btc_sign_message(key, "hello")
+  t.eq(ec.btc_verify_message("13nBNZJSJbw2nLyqCoZMY5PEKcf75W5o7N", "hello", sig), true)
+  -- btclib's signature (RFC 6979) of "hello" with this key: the uncompressed header byte 28
+  t.eq(sig, "HOzR0itMIjZq/EfX28KQ5MEI1uotg3z3FH5eM0xfnMXjBM10dTJx/loGDMVulZWjAnvDLQBGDs5o0v9vbdScqtY=")
+  t.eq(ec.from_wif(key:wif({ compressed = true })):address("p2pkh"), ec.private_key(key:bytes()):address("p2pkh"))
 end)
 
 t.run()

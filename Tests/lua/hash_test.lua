@@ -28,6 +28,12 @@ t.test("composites: sha256d, hash160; keccak256", function()
   t.eq(#hash.keccak256(string.rep("x", 1000)), 32)
 end)
 
+t.test("tagged hashes take any bytes as the tag (BIP340 tags are byte strings)", function()
+  local tag = "\255\254\0tag"
+  local th = hash.sha256(tag)
+  t.eq(hash.tagged(tag, "data"), hash.sha256(th .. th .. "data"))
+end)
+
 t.test("tagged hashes follow BIP340's definition", function()
   local tag = hash.sha256("BIP0340/challenge")
   t.eq(hash.tagged("BIP0340/challenge", "data"), hash.sha256(tag .. tag .. "data"))
@@ -65,13 +71,20 @@ t.test("PBKDF2: SHA-256 published vectors and the BIP39 seed (SHA-512)", functio
     "c55257c360c07c72029aebc1b53c05ed0362ada38ead3e3e9efa3708e53495531f09a6987599d18264c1e1c92f2cf141630c7a3c4ab7c81b2f001698e7463b04")
 end)
 
-t.test("HKDF-SHA256: RFC 5869 test cases 1 and 3", function()
+t.test("HKDF-SHA256: RFC 5869 test cases 1 and 3 (case 2 is in HashTests)", function()
   local ikm = hex.decode("0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b")
   t.eq(hex.encode(hash.hkdf_sha256(ikm, hex.decode("000102030405060708090a0b0c"), hex.decode("f0f1f2f3f4f5f6f7f8f9"), 42)),
     "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
   t.eq(hex.encode(hash.hkdf_sha256(ikm, "", "", 42)),
     "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")
   t.eq(hash.hkdf_sha256(ikm, nil, nil, 42), hash.hkdf_sha256(ikm, "", "", 42))
+end)
+
+t.test("HKDF-SHA256: an empty input key stays empty (not one zero byte)", function()
+  -- Independent HKDF over Python's hmac module, RFC 5869 steps with IKM = "", no salt, no info.
+  t.eq(hex.encode(hash.hkdf_sha256("", nil, nil, 42)),
+    "eb70f01dede9afafa449eee1b1286504e1f62388b3f7dd4f956697b0e828fe181e59c2ec0fe6e7e7ac26")
+  t.ok(hash.hkdf_sha256("", nil, nil, 42) ~= hash.hkdf_sha256("\0", nil, nil, 42))
 end)
 
 t.test("bad arguments raise in Lua's wording", function()

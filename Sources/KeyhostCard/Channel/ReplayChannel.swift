@@ -15,20 +15,28 @@ public final class ReplayChannel: CardChannel {
     /// Whether every recorded exchange has been replayed.
     public var isFinished: Bool { position == transcript.entries.count }
 
+    /// A recorded command for an error message, its secret data redacted.
+    static func describe(_ bytes: [UInt8]) -> String {
+        if let command = try? CommandAPDU(bytes: bytes) { return APDURedaction.describe(command) }
+        return Hex.encode(Array(bytes.prefix(4))) + " [\(max(0, bytes.count - 4)) more bytes]"
+    }
+
     public func transmit(_ apdu: CommandAPDU) throws -> ResponseAPDU {
         let bytes = try apdu.encoded()
-        guard position < transcript.entries.count else { throw CardChannelError.replayExhausted(got: Hex.encode(bytes)) }
+        guard position < transcript.entries.count else { throw CardChannelError.replayExhausted(got: APDURedaction.describe(apdu)) }
         let entry = transcript.entries[position]
         position += 1
         switch entry {
         case .exchange(let command, let response):
             guard command == bytes else {
-                throw CardChannelError.replayMismatch(exchange: position, expected: Hex.encode(command), got: Hex.encode(bytes))
+                throw CardChannelError.replayMismatch(exchange: position, expected: ReplayChannel.describe(command),
+                                                     got: APDURedaction.describe(apdu))
             }
             return response
         case .failure(let command):
             guard command == bytes else {
-                throw CardChannelError.replayMismatch(exchange: position, expected: Hex.encode(command), got: Hex.encode(bytes))
+                throw CardChannelError.replayMismatch(exchange: position, expected: ReplayChannel.describe(command),
+                                                     got: APDURedaction.describe(apdu))
             }
             throw CardChannelError.connectionLost
         }

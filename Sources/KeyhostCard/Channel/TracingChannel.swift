@@ -10,9 +10,9 @@ import KeyhostCrypto
 ///     >> 00 a4 04 00 09 a0 00 00 08 04 00 01 01 01
 ///     << a4 81 ... 90 00 (0.12 ms)
 ///
-/// Data fields that carry secrets are replaced by `[n bytes redacted]`: the commands VERIFY PIN, CHANGE PIN,
-/// UNBLOCK PIN, INIT, PAIR and LOAD KEY (both ways for PAIR, whose cryptograms allow guessing the pairing
-/// password offline), and the answer of EXPORT KEY with P2 00 (private key). This holds for wrapped
+/// Data fields that carry secrets are replaced by `[n bytes redacted]`, by what the command is and for every
+/// CLA (`APDURedaction` lists them): PINs, PUKs, pairing cryptograms, keys loaded or exported, GENERATE
+/// MNEMONIC's word indexes, BIP85 entropy, ECDH secrets. This holds for wrapped
 /// (secure channel v1) commands too, whose header stays readable. Secure channel v2 sends every command as
 /// INS 18, whose data is ciphertext; `plaintext(command:response:)` shows the inner exchange when the
 /// command set reports it (`KeycardCommandSet.secureExchangeObserver`), redacted the same way.
@@ -33,23 +33,11 @@ public final class TracingChannel: CardChannel {
         fputs(line + "\n", stderr)
     }
 
-    /// Instructions whose command data is always redacted.
-    static let secretCommands: Set<UInt8> = [
-        KeycardInstruction.verifyPIN.rawValue, KeycardInstruction.changePIN.rawValue, KeycardInstruction.unblockPIN.rawValue,
-        KeycardInstruction.initialize.rawValue, KeycardInstruction.pair.rawValue, KeycardInstruction.loadKey.rawValue,
-    ]
+    /// Whether the command's data field is redacted (see `APDURedaction`).
+    public static func redactsCommand(_ apdu: CommandAPDU) -> Bool { APDURedaction.redactsCommand(apdu) }
 
-    /// Whether the command's data field is redacted.
-    public static func redactsCommand(_ apdu: CommandAPDU) -> Bool {
-        apdu.cla & 0xF0 == 0x80 && secretCommands.contains(apdu.ins)
-    }
-
-    /// Whether the answer's data field is redacted.
-    public static func redactsResponse(to apdu: CommandAPDU) -> Bool {
-        guard apdu.cla & 0xF0 == 0x80 else { return false }
-        if apdu.ins == KeycardInstruction.pair.rawValue { return true }
-        return apdu.ins == KeycardInstruction.exportKey.rawValue && apdu.p2 == ExportOption.privateAndPublic.rawValue
-    }
+    /// Whether the answer's data field is redacted (see `APDURedaction`).
+    public static func redactsResponse(to apdu: CommandAPDU) -> Bool { APDURedaction.redactsResponse(to: apdu) }
 
     public func transmit(_ apdu: CommandAPDU) throws -> ResponseAPDU {
         output(">> " + TracingChannel.format(command: apdu))

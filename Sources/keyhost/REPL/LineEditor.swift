@@ -1,10 +1,16 @@
 import CEditLine
+import KeyhostCrypto
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Line input with editing, history and Tab completion, through libedit's readline interface.
+/// Line input with editing, history and Tab completion, through libedit's native (wide-character) API.
+///
+/// Not the readline compatibility layer: Debian's libedit writes into freed memory when its `rl_complete`
+/// runs after a line longer than about 3 KB (issue 9, B8). Completion is keyhost's own editor command bound
+/// to Tab, which reads the line with `el_wline` and inserts with `el_winsertstr`, so no narrow-character
+/// conversion buffer is involved.
 final class LineEditor {
     enum Input {
         case line(String)
@@ -13,36 +19,46 @@ final class LineEditor {
     }
 
     private let historyPath: String?
+    private let editor: OpaquePointer
+    private let history: OpaquePointer
 
     init(historyPath: String?, completer: @escaping (String) -> [String]) {
         self.historyPath = historyPath
         LineEditor.completer = completer
-        rl_readline_name = UnsafePointer(strdup("keyhost"))
-        // '.' and ':' are not word breaks, so "string.fo" and "obj:me" complete as a whole.
-        rl_basic_word_break_characters = UnsafePointer(strdup(" \t\n\"\\'`@$><=;|&{(["))
-        rl_attempted_completion_function = { text, _, _ in
-            rl_completion_append_character = 0
-            guard let text else { return nil }
-            LineEditor.matches = LineEditor.completer?(String(cString: text)) ?? []
-            LineEditor.nextMatch = 0
-            return rl_completion_matches(text) { _, _ in
-                guard LineEditor.nextMatch < LineEditor.matches.count else { return nil }
-                defer { LineEditor.nextMatch += 1 }
-                return strdup(LineEditor.matches[LineEditor.nextMatch])
-            }
+        editor = kh_el_init("keyhost")
+        history = history_winit()
+        kh_history_set_size(history, 1000)
+        kh_el_set_history(editor, history)
+        kh_el_set_editor(editor, LineEditor.wide("emacs"))
+        // libedit restores the terminal and passes signals on to keyhost's handlers (Ctrl-C at the prompt).
+        kh_el_set_signal(editor, 1)
+        kh_el_set_prompt(editor) { _ in LineEditor.promptBuffer }
+        // libedit keeps the name and help pointers of an added function: they must outlive the editor.
+        kh_el_add_function(editor, LineEditor.wideCopy("keyhost-complete"), LineEditor.wideCopy("Complete a Lua name"),
+                           { editor, _ in LineEditor.complete(editor) })
+        kh_el_bind(editor, LineEditor.wide("^I"), LineEditor.wide("keyhost-complete"))
+        // The keys people expect from readline.
+        for (key, command) in [("^R", "em-inc-search-prev"), ("\\e[1~", "ed-move-to-beg"), ("\\e[4~", "ed-move-to-end"),
+                               ("\\e[H", "ed-move-to-beg"), ("\\e[F", "ed-move-to-end"), ("\\e[3~", "ed-delete-next-char")] {
+            kh_el_bind(editor, LineEditor.wide(key), LineEditor.wide(command))
         }
-        using_history()
-        stifle_history(1000)
-        if let historyPath, History.prepare(historyPath) { _ = read_history(historyPath) }
+        el_source(editor, nil)  // ~/.editrc, as other libedit programs do
+        if let historyPath, History.prepare(historyPath) { History.load(historyPath, into: history) }
+    }
+
+    deinit {
+        el_end(editor)
+        history_wend(history)
     }
 
     // libedit's callbacks are plain C function pointers: their state lives here.
     private static var completer: ((String) -> [String])?
-    private static var matches: [String] = []
-    private static var nextMatch = 0
+    private static var promptBuffer: UnsafeMutablePointer<wchar_t> = wideCopy("> ")
     private static var interruptedAtPrompt: sig_atomic_t = 0
 
     func readLine(prompt: String) -> Input {
+        LineEditor.promptBuffer.deallocate()
+        LineEditor.promptBuffer = LineEditor.wideCopy(prompt)
         LineEditor.interruptedAtPrompt = 0
         var action = sigaction()
         var previous = sigaction()
@@ -50,23 +66,98 @@ final class LineEditor {
         sigemptyset(&action.sa_mask)
         sigaction(SIGINT, &action, &previous)
         defer { sigaction(SIGINT, &previous, nil) }
-        guard let raw = readline(prompt) else {
+        var count: Int32 = 0
+        guard let raw = el_wgets(editor, &count), count > 0 else {
             return LineEditor.interruptedAtPrompt != 0 ? .interrupted : .endOfInput
         }
-        defer { free(raw) }
         if LineEditor.interruptedAtPrompt != 0 { return .interrupted }
-        return .line(String(cString: raw))
+        var line = LineEditor.string(raw, count: Int(count))
+        if line.hasSuffix("\n") { line.removeLast() }
+        return .line(line)
     }
 
     /// Adds a whole statement to the history and saves it, unless it may hold a secret.
     func record(_ statement: String) {
         guard History.shouldRecord(statement) else { return }
-        add_history(statement)
+        LineEditor.wide(statement).withUnsafeBufferPointer { _ = kh_history_enter(history, $0.baseAddress) }
         if let historyPath {
-            _ = write_history(historyPath)
+            _ = kh_history_save(history, historyPath)
             chmod(historyPath, 0o600)
         }
     }
+
+    // MARK: - Completion
+
+    /// Characters that end the word being completed; '.' and ':' are not among them, so "string.fo" and
+    /// "obj:me" complete as a whole.
+    private static let wordBreaks = Set(" \t\n\"\\'`@$><=;|&{([,+-*/%^~#)]}".unicodeScalars)
+
+    /// The Tab command: completes the word before the cursor, or lists the candidates when they share no
+    /// longer prefix.
+    private static func complete(_ editor: OpaquePointer?) -> UInt8 {
+        guard let editor, let info = el_wline(editor), let completer else { return UInt8(CC_ERROR) }
+        let before = string(info.pointee.buffer, count: info.pointee.cursor - info.pointee.buffer)
+        var word = ""
+        for scalar in before.unicodeScalars.reversed() {
+            if wordBreaks.contains(scalar) { break }
+            word.unicodeScalars.insert(scalar, at: word.unicodeScalars.startIndex)
+        }
+        let matches = completer(word)
+        guard !matches.isEmpty else { return UInt8(CC_ERROR) }
+        let common = matches.dropFirst().reduce(matches[0]) { commonPrefix($0, $1) }
+        if common.unicodeScalars.count > word.unicodeScalars.count {
+            let suffix = String(String.UnicodeScalarView(common.unicodeScalars.dropFirst(word.unicodeScalars.count)))
+            _ = wide(suffix).withUnsafeBufferPointer { el_winsertstr(editor, $0.baseAddress) }
+            return UInt8(CC_REFRESH)
+        }
+        guard matches.count > 1 else { return UInt8(CC_REFRESH) }
+        fputs("\n" + columns(matches) + "\n", stdout)
+        fflush(stdout)
+        return UInt8(CC_REDISPLAY)
+    }
+
+    private static func commonPrefix(_ a: String, _ b: String) -> String {
+        var out = String.UnicodeScalarView()
+        for (x, y) in zip(a.unicodeScalars, b.unicodeScalars) {
+            guard x == y else { break }
+            out.append(x)
+        }
+        return String(out)
+    }
+
+    /// Candidates in rows of columns, 80 characters wide at most.
+    private static func columns(_ names: [String]) -> String {
+        let width = (names.map(\.count).max() ?? 0) + 2
+        let perRow = max(1, 80 / width)
+        return stride(from: 0, to: names.count, by: perRow).map { start in
+            names[start..<min(start + perRow, names.count)].map { $0.padding(width) }.joined()
+        }.joined(separator: "\n")
+    }
+
+    // MARK: - Wide strings (wchar_t is a UTF-32 code point on Linux)
+
+    static func wide(_ text: String) -> [wchar_t] {
+        text.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
+    }
+
+    static func wideCopy(_ text: String) -> UnsafeMutablePointer<wchar_t> {
+        let chars = wide(text)
+        let buffer = UnsafeMutablePointer<wchar_t>.allocate(capacity: chars.count)
+        buffer.initialize(from: chars, count: chars.count)
+        return buffer
+    }
+
+    static func string(_ chars: UnsafePointer<wchar_t>, count: Int) -> String {
+        var scalars = String.UnicodeScalarView()
+        for i in 0..<max(0, count) {
+            scalars.append(Unicode.Scalar(UInt32(bitPattern: chars[i])) ?? "\u{FFFD}")
+        }
+        return String(scalars)
+    }
+}
+
+private extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
 }
 
 /// Where the REPL history lives and what never goes into it.
@@ -78,13 +169,15 @@ enum History {
         return String(cString: home) + "/.local/state/keyhost/history"
     }
 
-    /// Creates the folders (0700) and the file (0600); false if that is impossible.
+    /// Creates the folders (0700) and the file (0600); false if that is impossible. The history's own folder
+    /// is made 0700 even when it already existed with a wider mode.
     static func prepare(_ path: String) -> Bool {
         var folder = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             folder += "/" + component
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { return false }
         }
+        guard chmod(folder, 0o700) == 0 else { return false }
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         fchmod(fd, 0o600)
@@ -92,13 +185,33 @@ enum History {
         return true
     }
 
-    /// Words that suggest a secret in the statement: such lines are never written to history.
-    /// A leading space also keeps a line out, as in shells.
-    static let secretWords = ["pin", "puk", "password", "passphrase", "mnemonic", "seed", "xprv", "tprv", "private", "secret", "words"]
+    /// Loads the saved history (the file libedit writes), leaving out, and removing from the file, any entry
+    /// that looks secret now (an older keyhost saved more).
+    static func load(_ path: String, into history: OpaquePointer) {
+        guard let saved = history_winit() else { return }
+        defer { history_wend(saved) }
+        kh_history_set_size(saved, 1000)
+        guard kh_history_load(saved, path) >= 0 else { return }
+        var dropped = false
+        var entry = kh_history_step(saved, 1)
+        while let text = entry {
+            let statement = LineEditor.string(text, count: wcslen(text))
+            if shouldRecord(statement) {
+                kh_history_enter(history, text)
+            } else {
+                dropped = true
+            }
+            entry = kh_history_step(saved, 0)
+        }
+        if dropped {
+            _ = kh_history_save(history, path)
+            chmod(path, 0o600)
+        }
+    }
 
+    /// Whether a statement may be saved: not when it starts with a space (as in shells) or when
+    /// `SecretDetector` finds a secret in it by content or by name.
     static func shouldRecord(_ statement: String) -> Bool {
-        if statement.hasPrefix(" ") { return false }
-        let lower = statement.lowercased()
-        return !secretWords.contains { lower.contains($0) }
+        !statement.hasPrefix(" ") && !SecretDetector.containsSecret(statement)
     }
 }

@@ -12,9 +12,10 @@ struct Repl: ParsableCommand {
         discussion: """
             Expressions print their values; statements may span lines. Tab completes globals, \
             'table.' fields and 'obj:' methods. Ctrl-C stops running code, Ctrl-D exits. History is \
-            kept in $XDG_STATE_HOME/keyhost/history (mode 0600); statements that mention a PIN, PUK, \
-            password, passphrase, mnemonic, seed, private key or secret, or that start with a space, \
-            are never saved. When standard input is not a terminal, it runs as a script.
+            kept in $XDG_STATE_HOME/keyhost/history (mode 0600); statements that start with a space, \
+            mention a PIN, PUK, password, mnemonic, seed or private key, or hold something that looks \
+            secret (BIP39 words, an extended private key, WIF, 32 bytes of hex, a PIN-like string of \
+            digits) are never saved. When standard input is not a terminal, it runs as a script.
             """
     )
 
