@@ -141,3 +141,19 @@ import LuaRuntime
                 == "the card answered no precise diagnosis (SW 6F00 from SIGN)")
     }
 }
+
+/// 6985 means different things per command; SELECT's must not be explained as a missing PIN.
+@Suite struct CardErrorWordingTests {
+    @Test func selectWithoutIdentityCertificate() {
+        let text = String(describing: CardLuaError.from(KeycardError.conditionsNotSatisfied(.select), command: "SELECT"))
+        #expect(text.contains("holds no identity certificate"))
+        #expect(!text.contains("PIN"))
+    }
+
+    @Test func missingFormsAreNamed() {
+        let text = String(describing: CardLuaError.from(
+            KeycardError.unsupportedForm(.sign, what: "Schnorr (BIP340) signing; it signs with ECDSA only", applet: "3.2"), command: "SIGN"))
+        #expect(text.contains("SIGN on applet 3.2 does not take Schnorr"))
+        #expect(!text.contains("is not offered"))
+    }
+}

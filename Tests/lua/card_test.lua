@@ -247,7 +247,7 @@ for _, applet in ipairs(APPLETS) do
       -- another card: pairing with the wrong password
       other:select()
       other:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
-      err = card_error(function() other:pair { password = "wrong", store = false } end)
+      err = card_error(function() other:pair { pairing_password = "wrong", store = false } end)
       t.eq(err.kind, "wrong_pairing_password")
     end
   end)
@@ -291,18 +291,57 @@ for _, applet in ipairs(APPLETS) do
   end)
 end
 
-t.test("applet 4.0 does not pair", function()
+t.test("applet 4.0 does not pair, and refusing keeps the open secure channel and verified PIN", function()
   local s <close> = ready("4.0")
-  local err = card_error(function() s:pair { password = PASSWORD } end)
+  local err = card_error(function() s:pair { pairing_password = PASSWORD } end)
   t.eq(err.kind, "unsupported")
+  t.ok(tostring(s):find("PIN verified", 1, true), "the session is still open: " .. tostring(s))
+  t.eq(s:status().pin_retries, 3, "still usable without a new secure channel")
+  t.eq(s:get_challenge(8):len(), 8)
+  t.raises(function() s:pair { password = PASSWORD } end, "option 'password' is now 'pairing_password'")
+end)
+
+for _, applet in ipairs(APPLETS) do
+  t.test("applet " .. applet .. ": init + load_seed give the mnemonic's keys; a duress PIN gives the decoy's", function()
+    local master = hd.from_mnemonic(ABANDON)
+    local want = master:derive("m/44'/60'/0'/0/0"):public_key()
+    local s <close> = card.open { reader = "virtual", applet = applet, seed = 11 }
+    s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD, duress_pin = "246810" }
+    s:auto { pin = PIN, pairing_password = PASSWORD }
+    s:load_seed(hd.mnemonic_to_seed(ABANDON))
+    t.eq(hex.encode(s:export_key { path = "m/44'/60'/0'/0/0" }.public_key), hex.encode(want))
+    t.eq(s:export_key { path = "m/44'/60'/0'/0", kind = "extended" }.xpub, master:derive("m/44'/60'/0'/0"):xpub())
+    local sig = s:sign(DIGEST, { path = "m/44'/60'/0'/0/0" })
+    t.ok(ec.verify(want, DIGEST, sig), "the card signs with the mnemonic's key")
+    s:auto { pin = "246810", pairing_password = PASSWORD }
+    t.ok(hex.encode(s:export_key { path = "m/44'/60'/0'/0/0" }.public_key) ~= hex.encode(want), "the duress PIN opens the decoy")
+  end)
+
+  t.test("applet " .. applet .. ": init refuses a duress PIN equal to the PIN and a PUK starting with the PIN", function()
+    local s <close> = card.open { reader = "virtual", applet = applet }
+    t.raises(function() s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD, duress_pin = PIN } end,
+      "option 'duress_pin' equals 'pin'")
+    t.raises(function() s:init { pin = PIN, puk = PIN .. "000000", pairing_password = PASSWORD } end,
+      "option 'puk' starts with the PIN")
+  end)
+end
+
+t.test("paths need m/, ./ or ../; 4.0 export needs a path", function()
+  local s <close> = ready("4.0")
+  t.raises(function() s:export_key { path = "44'/60'/0'/0/0" } end, "a key path starts with m/")
+  t.raises(function() s:export_key {} end, "option 'path' is required on applet 4.x cards")
+  t.raises(function() s:export_key { path = "./0" } end, "does not take a relative path")
+  t.raises(function() s:sign(DIGEST, { path = "../1" }) end, "does not take a relative path")
+  local v1 <close> = ready("3.2")
+  t.raises(function() v1:sign_schnorr(DIGEST) end, "does not take Schnorr")
 end)
 
 t.test("pairing slots exhausted, unpair_others frees them", function()
   local s <close> = card.open { reader = "virtual", applet = "3.2", pairing_slots = 3 }
   s:select()
   s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
-  local p1 = s:pair { password = PASSWORD, store = false }
-  local p2 = s:pair { password = PASSWORD, store = false }
+  local p1 = s:pair { pairing_password = PASSWORD, store = false }
+  local p2 = s:pair { pairing_password = PASSWORD, store = false }
   t.eq({ p1.index, p2.index }, { 0, 1 })
   t.eq(#p1.key, 32)
   local r = s:auto { pin = PIN, pairing_password = PASSWORD }
@@ -310,7 +349,7 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   t.eq(r.new_pairing, true)
   s:select()
   t.eq(s:select().free_pairing_slots, 0)
-  local err = card_error(function() s:pair { password = PASSWORD } end)
+  local err = card_error(function() s:pair { pairing_password = PASSWORD } end)
   t.eq(err.kind, "no_free_slot")
   t.eq(err.sw, 0x6A84)
   t.eq(err.command, "PAIR")
@@ -320,11 +359,11 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   t.eq(s:unpair_others(), { 0, 1 })
   t.eq(s:select().free_pairing_slots, 2)
   -- a client without a stored pairing on a full card gets an ephemeral one, enough to free slots
-  s:pair { password = PASSWORD, store = false }
-  s:pair { password = PASSWORD, store = false }
+  s:pair { pairing_password = PASSWORD, store = false }
+  s:pair { pairing_password = PASSWORD, store = false }
   local other <close> = card.open { reader = "virtual", pairing_store = false }
   t.eq(s:select().free_pairing_slots, 0)
-  local ep = s:pair { password = PASSWORD, ephemeral = true, store = false }
+  local ep = s:pair { pairing_password = PASSWORD, ephemeral = true, store = false }
   t.eq(ep.index, 255)
   s:select()
   s:open_secure_channel { index = ep.index, key = ep.key }
@@ -332,7 +371,7 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   t.eq(#s:unpair_others(), 3)
   t.eq(s:select().free_pairing_slots, 3)
   -- a pairing given explicitly opens the channel
-  local p = s:pair { password = PASSWORD, store = false }
+  local p = s:pair { pairing_password = PASSWORD, store = false }
   s:select()
   s:open_secure_channel { index = p.index, key = p.key }
   s:verify_pin(PIN)

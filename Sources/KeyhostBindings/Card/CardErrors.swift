@@ -120,6 +120,8 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
             return make("invalid_response", "invalid answer to \(ins): \(why)", ins)
         case .unsupported(let ins, let applet):
             return make("unsupported", "\(ins) is not offered by applet \(applet)", ins)
+        case .unsupportedForm(let ins, let what, let applet):
+            return make("unsupported", "\(ins) on applet \(applet) does not take \(what)", ins)
         case .invalidArgument(let why):
             return make("invalid_argument", why)
         case .status(let status, let ins):
@@ -134,6 +136,9 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
             return "EXPORT KEY needs the PIN verified and a key loaded; private keys only on EIP-1581 paths (m/43'/60'/1581'/...), extended public keys anywhere else"
         case .unblockPIN: return "UNBLOCK PIN works only while the PIN is blocked"
         case .pair: return "PAIR needs the secure channel closed (select the card first)"
+        // The 4.0 applet answers SELECT with 6985 when it holds no identity certificate: a card not
+        // personalised by its maker (or a development build), whose genuineness cannot be checked.
+        case .select: return "the applet answered SELECT with 6985: it holds no identity certificate (the card was not personalised by its maker, or runs a development build), so keyhost cannot check that it is a genuine Keycard"
         default: return "\(ins) needs the PIN verified (and, for key commands, a key loaded)"
         }
     }

@@ -22,10 +22,12 @@ extension CardSessionObject {
             try ctx.return(CardTables.info(try object.info(card)))
         },
         "init": method("INIT") { object, card, ctx in
-            let opts = try Options(ctx, 2, allowed: ["pin", "puk", "pairing_password", "pin_retries", "puk_retries"])
+            let opts = try Options(ctx, 2, allowed: ["pin", "puk", "pairing_password", "pin_retries", "puk_retries", "duress_pin"])
             var pin = try required(opts, "pin"), puk = try required(opts, "puk")
-            defer { zero(&pin); zero(&puk) }
+            var duress = try opts.bytes("duress_pin")
+            defer { zero(&pin); zero(&puk); if duress != nil { zero(&duress!) } }
             let info = try object.info(card)
+            try DuressPIN.check(pin: pin, puk: puk, duress: duress)
             var secret: SecretBytes?
             if info.secureChannelVersion == .v1 {
                 guard let password = try opts.bytes("pairing_password") else {
@@ -35,15 +37,22 @@ extension CardSessionObject {
             }
             let pinRetries = try opts.integer("pin_retries").map { Int(clamping: $0) }
             let pukRetries = try opts.integer("puk_retries").map { Int(clamping: $0) }
+            // Without duress_pin the command set sends six random digits (see KeycardCommandSet.initialize).
             try card.initialize(pin: SecretBytes(pin).text, puk: SecretBytes(puk).text, pairingSecret: secret,
-                                pinRetries: pinRetries, pukRetries: pukRetries)
+                                pinRetries: pinRetries, pukRetries: pukRetries, alternatePIN: duress.map { SecretBytes($0).text })
             // The card has new keys (3.x regenerates its secure channel key): select it again.
             try object.select(card)
             return 0
         },
         "pair": method("PAIR") { object, card, ctx in
-            let opts = try Options(ctx, 2, allowed: ["password", "store", "ephemeral"])
-            let password = try SecretInput.pairingPassword.resolve(try opts.bytes("password"))
+            let opts = try Options(ctx, 2, allowed: ["pairing_password", "password", "store", "ephemeral"])
+            if opts.has("password") {
+                throw LuaArgumentError(2, "option 'password' is now 'pairing_password', as in s:init{} and s:auto{}")
+            }
+            // 4.x cards do not pair: refuse before anything is sent (a re-SELECT would drop the open secure channel).
+            let info = try object.info(card)
+            if info.secureChannelVersion == .v2 { throw KeycardError.unsupported(.pair, applet: "\(info.version)") }
+            let password = try SecretInput.pairingPassword.resolve(try opts.bytes("pairing_password"))
             let mode: PairingMode = try opts.boolean("ephemeral") == true ? .ephemeral : .persistent
             let pairing = try object.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
             return try ctx.return(.table(LuaTable(["index": .integer(Int64(pairing.index)), "key": .string(pairing.key.revealedBytes())])))
@@ -218,6 +227,10 @@ extension CardSessionObject {
             let wantsXpub = try opts.boolean("xpub") ?? true
             if !wantsXpub && opts.has("family") {
                 throw LuaArgumentError(2, "option 'family' is the xpub's; it makes no sense with xpub = false")
+            }
+            if path == nil, card.applicationInfo?.secureChannelVersion == .v2 {
+                // 4.x has no current key: without a path EXPORT KEY answers with the master key, which nobody asks for by accident.
+                throw LuaArgumentError(2, "option 'path' is required on applet 4.x cards (they have no current key); use \"m\" for the master key")
             }
             let exported = try card.exportKey(option, path: path)
             var table = LuaTable()

@@ -45,8 +45,11 @@ public struct ApplicationInfo: Equatable, Sendable {
 
     public var secureChannelVersion: SecureChannelVersion { version >= .v4_0 ? .v2 : .v1 }
     public var hasMasterKey: Bool { keyUID != nil }
-    /// 4.x: PIN tries left, from the status byte.
-    public var pinRetries: Int? { status.map { Int($0 & 0x0F) } }
+    /// 4.x: PIN tries left, from the status byte; nil before INIT (there is no PIN yet, and the nibble reads 0).
+    public var pinRetries: Int? {
+        guard let status, isInitialized else { return nil }
+        return Int(status & 0x0F)
+    }
 
     public init(isInitialized: Bool, version: AppletVersion, instanceUID: [UInt8]? = nil, secureChannelPublicKey: PublicKey? = nil,
                 freePairingSlots: Int? = nil, keyUID: [UInt8]? = nil, capabilities: Capabilities = .all, status: UInt8? = nil,

@@ -19,13 +19,19 @@ public struct KeyPath: Equatable, Sendable, CustomStringConvertible {
         try self.init(source: path.isAbsolute ? .master : .current, components: path.indexes)
     }
 
-    /// Parses "m/44'/60'/0'/0/0", "../1" (parent) or "./0" / "0/1" (current).
+    /// Parses "m/44'/60'/0'/0/0" (from the master), "../1" (parent) or "./0" (current). A path with
+    /// none of these starts is refused: "44'/60'/0'" taken silently as relative would pick another key.
     public init(_ text: String) throws {
         var rest = Substring(text)
-        var source = DerivationSource.current
+        let source: DerivationSource
         if rest == "m" || rest.hasPrefix("m/") { source = .master; rest = rest.dropFirst(rest.count == 1 ? 1 : 2) }
-        else if rest.hasPrefix("../") { source = .parent; rest = rest.dropFirst(3) }
-        else if rest.hasPrefix("./") { source = .current; rest = rest.dropFirst(2) }
+        else if rest == ".." || rest.hasPrefix("../") { source = .parent; rest = rest.dropFirst(rest.count == 2 ? 2 : 3) }
+        else if rest == "." || rest.hasPrefix("./") { source = .current; rest = rest.dropFirst(rest.count == 1 ? 1 : 2) }
+        else {
+            throw KeycardError.invalidArgument(
+                "a key path starts with m/ (from the master key), ./ (from the current key) or ../ (from its parent); "
+                    + "got \"\(text.prefix(40))\": write m/\(text.prefix(40)) for the full path")
+        }
         let relative = rest.isEmpty ? try DerivationPath(indexes: [], absolute: false) : try DerivationPath("m/" + rest)
         try self.init(source: source, components: relative.indexes)
     }

@@ -56,8 +56,10 @@ extension KeycardCommandSet {
         let p1: UInt8
         var data: [UInt8] = []
         if version == .v2 {
-            guard !makeCurrent else { throw KeycardError.unsupported(.exportKey, applet: appletName) }
-            if let path, path.source != .master { throw KeycardError.unsupported(.exportKey, applet: appletName) }
+            guard !makeCurrent else {
+                throw KeycardError.unsupportedForm(.exportKey, what: "make_current (4.x has no current key to change)", applet: appletName)
+            }
+            if let path, path.source != .master { throw Self.absolutePathsOnly(.exportKey, appletName) }
             p1 = 0x01
             data = path?.encoded ?? []
         } else if let path {

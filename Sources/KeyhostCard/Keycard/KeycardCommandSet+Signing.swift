@@ -26,9 +26,11 @@ extension KeycardCommandSet {
 
     /// SIGN with BIP340 Schnorr (4.x). `tweak` is added to the (even-y) key first, as for Taproot; zero by default.
     public func signSchnorr(digest: [UInt8], path: KeyPath? = nil, tweak: [UInt8] = [UInt8](repeating: 0, count: 32)) throws -> KeycardSchnorrSignature {
-        try requireV2(.sign)
+        guard version == .v2 else {
+            throw KeycardError.unsupportedForm(.sign, what: "Schnorr (BIP340) signing; it signs with ECDSA only", applet: appletName)
+        }
         guard digest.count == 32, tweak.count == 32 else { throw KeycardError.invalidArgument("Schnorr SIGN takes a 32-byte digest and a 32-byte tweak") }
-        if let path, path.source != .master { throw KeycardError.unsupported(.sign, applet: appletName) }
+        if let path, path.source != .master { throw Self.absolutePathsOnly(.sign, appletName) }
         return try KeycardSchnorrSignature(response: sendSecure(.sign, p1: 0x01, p2: SigningAlgorithm.schnorrBIP340.rawValue,
                                                                 data: digest + tweak + (path?.encoded ?? [])))
     }
@@ -45,7 +47,8 @@ extension KeycardCommandSet {
             switch mode {
             case .current: return (0x01, [])
             case .derive(let path) where path.source == .master: return (0x01, path.encoded)
-            default: throw KeycardError.unsupported(.sign, applet: appletName)
+            case .derive, .deriveAndMakeCurrent: throw Self.absolutePathsOnly(.sign, appletName)
+            case .pinless: throw KeycardError.unsupportedForm(.sign, what: "a PIN-less path (there is no SET PINLESS PATH on 4.x)", applet: appletName)
             }
         }
         switch mode {

@@ -56,6 +56,11 @@ public final class KeycardCommandSet {
         guard version == .v1 else { throw KeycardError.unsupported(ins, applet: appletName) }
     }
 
+    /// 4.x dropped DERIVE KEY: every path is taken from the master key.
+    static func absolutePathsOnly(_ ins: KeycardInstruction, _ applet: String) -> KeycardError {
+        .unsupportedForm(ins, what: "a relative path (./…, ../…); give the full path from m/", applet: applet)
+    }
+
     func requireV2(_ ins: KeycardInstruction) throws {
         guard version == .v2 else { throw KeycardError.unsupported(ins, applet: appletName) }
     }
@@ -78,9 +83,16 @@ public final class KeycardCommandSet {
         return info
     }
 
-    /// INIT: sets PIN, PUK and (v1) the pairing secret; optional retry limits and alternate PIN.
+    /// INIT: sets PIN, PUK and (v1) the pairing secret; optional retry limits and duress (alternate) PIN.
+    ///
+    /// The applet always has a duress PIN, which opens a decoy wallet and wins when both PINs match:
+    /// left out of INIT it is the PIN itself (4.0) or the PUK's first six digits (3.2). So unless
+    /// `alternatePIN` is given, six random digits that nobody knows are sent instead, and the user's
+    /// PIN opens the real wallet. `appletDefaultDuressPIN` sends what other tools send (for tests).
     public func initialize(pin: String, puk: String, pairingSecret: SecretBytes? = nil,
-                           pinRetries: Int? = nil, pukRetries: Int? = nil, alternatePIN: String? = nil) throws {
+                           pinRetries: Int? = nil, pukRetries: Int? = nil, alternatePIN: String? = nil,
+                           appletDefaultDuressPIN: Bool = false) throws {
+        let alternatePIN = appletDefaultDuressPIN ? alternatePIN : (alternatePIN ?? unguessableDuressPIN(avoiding: [pin, String(puk.prefix(6))]))
         let info = try requireInfo(.initialize)
         guard !info.isInitialized else { throw KeycardError.alreadyInitialized }
         try checkDigits(pin, Keycard.pinLength, "PIN")
@@ -115,6 +127,14 @@ public final class KeycardCommandSet {
         } else {
             if !isSecureChannelOpen { try openSecureChannel() }
             try sendSecure(.initialize, data: data)
+        }
+    }
+
+    /// Six random digits equal to none of `avoiding`; never shown, so the decoy wallet stays closed.
+    func unguessableDuressPIN(avoiding: [String]) -> String {
+        while true {
+            let digits = String(decoding: random.bytes(6).map { 0x30 + $0 % 10 }, as: UTF8.self)
+            if !avoiding.contains(digits) { return digits }
         }
     }
 

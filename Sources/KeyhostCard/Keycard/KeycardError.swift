@@ -40,6 +40,8 @@ public enum KeycardError: Error, Equatable, CustomStringConvertible {
     case invalidResponse(KeycardInstruction, String)
     /// The applet version on the card does not offer this.
     case unsupported(KeycardInstruction, applet: String)
+    /// The command exists on this applet, but not in the form asked for (a relative path on 4.x, Schnorr on 3.x, …).
+    case unsupportedForm(KeycardInstruction, what: String, applet: String)
     /// A caller argument the client refuses before sending anything (secrets are never echoed).
     case invalidArgument(String)
     /// Any other status word, kept raw.
@@ -111,6 +113,7 @@ public enum KeycardError: Error, Equatable, CustomStringConvertible {
         case .untrustedCard(let why): return "untrusted card: \(why)"
         case .invalidResponse(let ins, let why): return "\(ins): invalid response: \(why)"
         case .unsupported(let ins, let applet): return "\(ins) is not offered by applet \(applet)"
+        case .unsupportedForm(let ins, let what, let applet): return "\(ins) on applet \(applet) does not take \(what)"
         case .invalidArgument(let why): return why
         case .status(let sw, let ins): return "\(ins): card answered \(sw)"
         }

@@ -14,8 +14,9 @@ extension SoftKeycard {
         var pinLimit = 3, pukLimit = 5
         let pin = String(decoding: data[0..<6], as: UTF8.self)
         let puk = String(decoding: data[6..<18], as: UTF8.self)
-        // 3.2 defaults the alternate PIN to the PUK's first 6 digits; see SoftKeycard's notes for 4.x.
-        var alternate: String? = isV2 ? nil : String(puk.prefix(6))
+        // The applet always has an alternate (duress) PIN: 3.2 defaults it to the PUK's first 6
+        // digits, 4.0 to the PIN itself (so that every verification opens the duress wallet).
+        var alternate: String? = isV2 ? pin : String(puk.prefix(6))
         if data.count >= base + 2 {
             pinLimit = Int(data[base]); pukLimit = Int(data[base + 1])
             guard (2...10).contains(pinLimit), (3...12).contains(pukLimit) else { throw CardStatus(.wrongData) }
@@ -107,7 +108,8 @@ extension SoftKeycard {
 
     // MARK: PIN and PUK
 
-    /// VERIFY PIN. 3.2 checks the main and the alternate PIN (both counters move); 4.x the alternate first.
+    /// VERIFY PIN, as the applet's verifyPIN: both PINs are checked (both counters move on a miss);
+    /// when both match, the alternate (duress) PIN wins and selects the alternate chain code.
     func verifyPIN(_ data: [UInt8]) throws -> Outcome {
         guard var credentials = state.credentials else { throw CardStatus(.conditionsNotSatisfied) }
         guard data.count == Keycard.pinLength, SoftKeycard.allDigits(data[...]) else { throw CardStatus(.wrongData) }
@@ -120,19 +122,14 @@ extension SoftKeycard {
         }
         var mainTries = credentials.pinTries, altTries = credentials.alternatePINTries
         var mainOK = false, altOK = false
-        if isV2 {
-            altOK = check(credentials.alternatePIN, &altTries)
-            if !altOK { mainOK = check(credentials.pin, &mainTries) }
-        } else {
-            mainOK = check(credentials.pin, &mainTries)
-            altOK = check(credentials.alternatePIN, &altTries)
-        }
+        mainOK = check(credentials.pin, &mainTries)
+        altOK = check(credentials.alternatePIN, &altTries)
         credentials.pinTries = mainTries
         credentials.alternatePINTries = altTries
         defer { state.credentials = credentials }
         if altOK {
             usingAlternatePIN = true
-            if !isV2 { credentials.pinTries = credentials.pinLimit }
+            credentials.pinTries = credentials.pinLimit
             pinVerified = true
         } else if mainOK {
             usingAlternatePIN = false
@@ -178,10 +175,8 @@ extension SoftKeycard {
             throw CardStatus(.verificationFailed(triesLeft: credentials.pukTries))
         }
         let pin = String(decoding: data[12..<18], as: UTF8.self)
-        if !isV2 {
-            credentials.pinTries = credentials.pinLimit
-            credentials.alternatePINTries = credentials.pinLimit
-        }
+        credentials.pinTries = credentials.pinLimit
+        credentials.alternatePINTries = credentials.pinLimit
         if usingAlternatePIN { credentials.alternatePIN = pin; credentials.alternatePINTries = credentials.pinLimit }
         else { credentials.pin = pin; credentials.pinTries = credentials.pinLimit }
         credentials.pukTries = credentials.pukLimit

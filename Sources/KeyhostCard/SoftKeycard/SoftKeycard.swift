@@ -4,8 +4,7 @@ import KeyhostCrypto
 /// pairing slots, both secure channels) as a `CardChannel` peer, for tests and for scripting without hardware.
 ///
 /// Emulates applet 3.2 (secure channel v1) or 4.0 (secure channel v2), chosen at creation.
-/// Known deliberate differences: ECDSA uses RFC 6979 nonces (the card's are random); a 4.x card
-/// initialised without an alternate PIN has none (the 4.0 applet copies the PIN into it); EXPORT KEY of the
+/// Known deliberate differences: ECDSA uses RFC 6979 nonces (the card's are random); EXPORT KEY of the
 /// master's extended public key on 3.x returns the master chain code; NDEF and cash data slots read back empty.
 public final class SoftKeycard: CardChannel {
     public internal(set) var state: SoftKeycardState

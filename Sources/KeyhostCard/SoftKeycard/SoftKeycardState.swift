@@ -6,7 +6,7 @@ public struct SoftKeycardState: Codable, Equatable, Sendable {
     public struct Credentials: Codable, Equatable, Sendable {
         public var pin: String
         public var puk: String
-        /// The 3.2 "alternate PIN" (defaults to the first 6 PUK digits there); it selects alternate keys.
+        /// The alternate (duress) PIN: defaults to the first 6 PUK digits on 3.2 and to the PIN on 4.0; it selects alternate keys.
         public var alternatePIN: String?
         public var pinLimit: Int
         public var pukLimit: Int

@@ -71,7 +71,7 @@ struct CardInfo: ParsableCommand {
         ]
         if info.secureChannelVersion == .v2 {
             fields.append(Field(key: "pin_retries", label: "PIN tries left", json: info.pinRetries ?? NSNull(),
-                                text: info.pinRetries.map { "\($0)" } ?? "unknown"))
+                                text: info.pinRetries.map { "\($0)" } ?? (info.isInitialized ? "unknown" : "no PIN yet (not initialized)")))
             fields.append(Field(key: "identity_public_key", label: "identity public key", json: identity.0, text: identity.1))
         }
         return fields
