@@ -85,7 +85,9 @@ public final class DiscoveryCardConnection {
     /// - Parameters:
     ///   - reader: "virtual", a reader name (or a unique part of one), a 1-based number, or nil/"" for the first real reader.
     ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
-    public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?) throws {
+    /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
+    public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
+                trustedCAKeys: [PublicKey] = []) throws {
         let wanted = (reader ?? "").trimmingCharacters(in: .whitespaces)
         var base: CardChannel
         var virtualCard: SoftKeycard?
@@ -105,11 +107,11 @@ public final class DiscoveryCardConnection {
                     throw DiscoverySetupError("no card reader found; connect one, or use --card virtual --card-state FILE for the software card")
                 }
                 entry = first
-            } else if let number = Int(wanted) {
-                guard list.indices.contains(number - 1) else {
-                    throw DiscoverySetupError("no reader number \(number); \(list.count) reader(s): \(names)")
+            } else if let number = Int64(wanted) {
+                guard let numbered = CardModule.reader(number: number, in: list) else {
+                    throw DiscoverySetupError(CardModule.noReaderNumber(number, in: list))
                 }
-                entry = list[number - 1]
+                entry = numbered
             } else if let exact = list.first(where: { $0.name == wanted }) {
                 entry = exact
             } else {
@@ -131,7 +133,7 @@ public final class DiscoveryCardConnection {
             tracer = tracing
             base = tracing
         }
-        var trusted = IdentityCertificate.defaultCAKeys
+        var trusted = IdentityCertificate.defaultCAKeys + trustedCAKeys
         if isVirtual { trusted.append(SoftKeycard.testCAKey().publicKey) }
         let card = KeycardCommandSet(channel: base, random: SystemRandom(), trustedCAKeys: trusted)
         let store = PairingStore(isVirtual && cardState == nil ? .memory : .file(PairingStore.defaultPath()))

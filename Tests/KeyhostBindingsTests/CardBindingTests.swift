@@ -157,3 +157,22 @@ import LuaRuntime
         #expect(!text.contains("is not offered"))
     }
 }
+
+/// Reader numbers mean the same reader everywhere: counted from 0 over the real readers, as `keyhost card list` prints.
+@Suite struct ReaderNumberTests {
+    struct FakeReaders: CardReaderSource {
+        let names: [String]
+        func readerNames() throws -> [String] { names }
+        func connect(reader: String, options: CardConnectOptions) throws -> CardChannel { throw KeycardError.notPaired }
+    }
+
+    @Test func numbersCountFromZeroOverRealReaders() throws {
+        let list = try CardModule.readerList([FakeReaders(names: ["Reader A 00 00", "Reader B 00 01"])])
+        #expect(list.map(\.name) == ["Reader A 00 00", "Reader B 00 01", "virtual"])
+        #expect(CardModule.reader(number: 0, in: list)?.name == "Reader A 00 00")
+        #expect(CardModule.reader(number: 1, in: list)?.name == "Reader B 00 01")
+        #expect(CardModule.reader(number: 2, in: list) == nil) // the virtual reader has no number
+        #expect(CardModule.reader(number: -1, in: list) == nil)
+        #expect(CardModule.noReaderNumber(2, in: list).contains("numbered from 0 as 'keyhost card list' prints them: 0: \"Reader A 00 00\", 1: \"Reader B 00 01\""))
+    }
+}

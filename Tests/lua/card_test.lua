@@ -58,7 +58,9 @@ t.test("readers always include the virtual card", function()
   t.raises(function() card.open { reader = "no such reader" } end, 'no reader is called "no such reader"')
   t.raises(function() card.open { reader = "virtual", applet = "2.0" } end, 'emulates "3.2" and "4.0"')
   t.raises(function() card.open { reader = "virtual", apllet = "3.2" } end, "unknown option 'apllet'")
-  local s <close> = card.open { reader = #readers }
+  -- Numbers count real readers from 0, as `keyhost card list` prints them; the virtual reader goes by name.
+  t.raises(function() card.open { reader = #readers - 1 } end, "numbered from 0 as 'keyhost card list' prints them")
+  local s <close> = card.open { reader = "virtual" }
   t.eq(s:reader(), "virtual")
 end)
 

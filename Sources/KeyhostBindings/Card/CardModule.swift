@@ -45,6 +45,22 @@ enum CardModule {
         return list
     }
 
+    /// Reader number `number` as `keyhost card list` prints it: counted from 0 over the real (PC/SC)
+    /// readers, in their order; the virtual reader has no number. Every command and `card.open` use this.
+    static func reader(number: Int64, in list: [(name: String, source: CardReaderSource?)]) -> (name: String, source: CardReaderSource?)? {
+        let real = list.filter { $0.source != nil }
+        guard number >= 0, number < Int64(real.count) else { return nil }
+        return real[Int(number)]
+    }
+
+    /// The error for a reader number that does not exist, with the numbers that do.
+    static func noReaderNumber(_ number: Int64, in list: [(name: String, source: CardReaderSource?)]) -> String {
+        let real = list.filter { $0.source != nil }
+        let numbered = real.enumerated().map { "\($0.offset): \"\($0.element.name)\"" }.joined(separator: ", ")
+        return "no reader number \(number); readers are numbered from 0 as 'keyhost card list' prints them"
+            + (real.isEmpty ? ", and there is none (use \"virtual\" for the software card)" : ": \(numbered)")
+    }
+
     static func open(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSessionObject {
         let opts = try Options(ctx, 1, allowed: openOptions)
         let trace = try traceMode(opts)
@@ -156,10 +172,9 @@ enum CardModule {
             return (first.name, first.source)
         case .integer, .number:
             let index = try opts.integer("reader") ?? 0
-            guard (1...Int64(list.count)).contains(index) else {
-                throw LuaArgumentError(1, "option 'reader': no reader number \(index); card.readers() lists \(list.count): \(known)")
+            guard let entry = reader(number: index, in: list) else {
+                throw CardLuaError(kind: "no_reader", "option 'reader': " + noReaderNumber(index, in: list))
             }
-            let entry = list[Int(index) - 1]
             return (entry.name, entry.source)
         case .string:
             let name = try opts.string("reader") ?? ""
