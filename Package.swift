@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
 
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
-        .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),

@@ -378,23 +378,7 @@ static double kh_now(void) {
 // catching the error with pcall still cannot run on.
 static void kh_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
-    kh_host *h = kh_gethost(L);
-    if (h->interrupted) {
-        h->interrupted = 0;
-        h->interrupt_hit = 1;
-        luaL_error(L, "interrupted");
-    }
-    h->executed += (uint64_t)h->hook_count;
-    if (h->budget != 0 && h->executed > h->budget) {
-        h->budget_hit = 1;
-        kh_hook_every_instruction(L);
-        luaL_error(L, "sandbox: instruction budget of %I instructions exceeded", (lua_Integer)h->budget);
-    }
-    if (h->deadline != 0 && kh_now() > h->deadline) {
-        h->time_hit = 1;
-        kh_hook_every_instruction(L);
-        luaL_error(L, "sandbox: time limit of %f seconds exceeded", h->time_limit);
-    }
+    kh_charge(L, (uint64_t)kh_gethost(L)->hook_count);
 }
 
 void kh_hook_every_instruction(lua_State *L) {

@@ -15,6 +15,8 @@ static double kh_clock(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+// The one place limits are enforced: the count hook charges its instructions
+// here, the metered library functions their steps.
 void kh_charge(lua_State *L, uint64_t steps) {
     kh_host *h = kh_gethost(L);
     h->executed = (UINT64_MAX - h->executed < steps) ? UINT64_MAX : h->executed + steps;

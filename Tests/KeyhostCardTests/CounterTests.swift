@@ -46,9 +46,16 @@ import KeyhostCrypto
     }
 
     @Test func alternatePINSelectsAlternateKeys() throws {
-        // 3.2: the alternate PIN defaults to the PUK's first six digits and derives with SHA-256(chain code).
-        let pair = try makeReadyCard(.v3_2)
+        // 3.2: the alternate PIN defaults to the PUK's first six digits (an INIT that leaves it to the
+        // applet, as other tools do) and derives with SHA-256(chain code).
+        let pair = try makeCard(.v3_2)
         let card = pair.client
+        try card.select()
+        try card.initialize(pin: testPIN, puk: testPUK, pairingSecret: PairingSecret.derive(password: testPairingPassword), appletDefaultDuressPIN: true)
+        try card.select()
+        try card.pair(password: testPairingPassword)
+        try card.openSecureChannel()
+        try card.verifyPIN(testPIN)
         try card.loadKey(seed: testMnemonic.seed())
         let normal = try card.exportKey(.publicOnly, path: KeyPath("m/44'/60'/0'/0/0")).publicKey
         try card.select()

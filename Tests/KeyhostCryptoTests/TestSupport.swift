@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostCrypto
 
@@ -29,35 +30,10 @@ func hex(_ text: String) -> [UInt8] {
 
 /// Runs the Python oracles in the repository's .venv (created by scripts/bootstrap).
 enum Oracle {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
+    static var repoRoot: URL { PythonOracle.repositoryRoot }
 
-    /// The repository root, found from this file's location (Tests/KeyhostCryptoTests/TestSupport.swift).
-    static var repoRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    /// Runs Tests/Oracles/<script> with the venv's Python; a missing venv is a failure, never a skip.
+    /// Runs Tests/Oracles/<script>; a missing venv is a failure, never a skip.
     static func run(_ script: String, _ arguments: [String] = []) throws -> Data {
-        let python = repoRoot.appendingPathComponent(".venv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw Failure(description: "Python oracle venv missing at \(python.path); run scripts/bootstrap to create it (needs bip-utils, coincurve, eth-account, mnemonic, btclib)")
-        }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [repoRoot.appendingPathComponent("Tests/Oracles/\(script)").path] + arguments
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        // Read before waiting: a full pipe would otherwise block the child forever.
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "oracle \(script) exited with \(process.terminationStatus): \(String(decoding: errors, as: UTF8.self))\(String(decoding: output, as: UTF8.self))")
-        }
-        return output
+        try PythonOracle.run(script, arguments)
     }
 }
