@@ -254,8 +254,22 @@ def test_full_flow_secure_channel_v2(serve):
     card = keycard(ca_public_keys=[TEST_CA])
     card.select()
     assert not card.is_initialized and card.version == (4, 0)
+    # INIT without a duress PIN: the 4.0 applet makes the PIN itself the duress PIN, and VERIFY PIN
+    # prefers it, so the PIN opens the decoy wallet (chain code SHA-256 of the real one): the same
+    # master key, other derived keys. keyhost's own init always sets a duress PIN for this reason.
+    path = "m/44'/60'/0'/0/3"
     card.init(PIN, PUK)
+    card.select()
+    card.open_secure_channel()
+    assert card.verify_pin(PIN)
+    key_uid = card.load_key(constants.LoadKeyType.BIP39_SEED, bip39_seed=SEED)
+    assert key_uid == hashlib.sha256(uncompressed(bip32("m"))).digest()
+    assert card.export_key(constants.DerivationOption.DERIVE, public_only=True, keypath=path).public_key != uncompressed(bip32(path))
+    card.select()
+    card.factory_reset()
+    card.select()
 
+    card.init(PIN, PUK, pin_retries=3, puk_retries=5, alt_pin="908172")
     card.select()
     assert card.is_initialized
     card.open_secure_channel()
@@ -265,7 +279,6 @@ def test_full_flow_secure_channel_v2(serve):
     assert key_uid == hashlib.sha256(uncompressed(bip32("m"))).digest()
 
     digest = hashlib.sha256(b"secure channel v2 over pcscd").digest()
-    path = "m/44'/60'/0'/0/3"
     check_signature(card.sign_with_path(digest, path), digest, uncompressed(bip32(path)))
     assert card.export_key(constants.DerivationOption.DERIVE, public_only=True, keypath=path).public_key == uncompressed(bip32(path))
     eip1581 = "m/43'/60'/1581'/1/0"
