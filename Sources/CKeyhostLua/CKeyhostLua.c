@@ -368,7 +368,7 @@ int kh_p_tolstring(lua_State *L, int idx) {
 
 // ---------------------------------------------------------------- hooks
 
-static double kh_now(void) {
+double kh_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;

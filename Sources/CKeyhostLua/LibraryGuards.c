@@ -35,7 +35,7 @@ static void check_c_stack(lua_State *L) {
 
 // Runs the C function kept in upvalue `index` in this call frame: the stack
 // is left untouched, so its results and error positions are Lua's own.
-static int run_upvalue(lua_State *L, int index) {
+int kh_run_upvalue(lua_State *L, int index) {
     lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(index));
     if (original == NULL) return luaL_error(L, "keyhost: guarded library function lost its original");
     return original(L);
@@ -43,14 +43,14 @@ static int run_upvalue(lua_State *L, int index) {
 
 static int guarded_close(lua_State *L) {
     check_c_stack(L);
-    return run_upvalue(L, 1);
+    return kh_run_upvalue(L, 1);
 }
 
 // The function coroutine.wrap returns: upvalue 1 is the coroutine, as the
 // original expects, and upvalue 2 the original closure.
 static int guarded_resume(lua_State *L) {
     check_c_stack(L);
-    return run_upvalue(L, 2);
+    return kh_run_upvalue(L, 2);
 }
 
 static int guarded_wrap(lua_State *L) {
@@ -80,7 +80,7 @@ static int guarded_codes(lua_State *L) {
     int valid = !lua_isnil(L, -1);
     lua_pop(L, 1);
     if (!valid) return luaL_error(L, "invalid UTF-8 code");
-    return run_upvalue(L, 1);
+    return kh_run_upvalue(L, 1);
 }
 
 static void replace(lua_State *L, const char *name, lua_CFunction f, int extra) {

@@ -7,13 +7,6 @@
 // minutes is refused up front instead of overrunning the time limit.
 #include "Metering.h"
 
-#include <time.h>
-
-static double kh_clock(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 // The one place limits are enforced: the count hook charges its instructions
 // here, the metered library functions their steps.
@@ -30,7 +23,7 @@ void kh_charge(lua_State *L, uint64_t steps) {
         kh_hook_every_instruction(L); // like the hook: code that catches this cannot run on
         luaL_error(L, "sandbox: instruction budget of %I instructions exceeded", (lua_Integer)h->budget);
     }
-    if (h->deadline != 0 && kh_clock() > h->deadline) {
+    if (h->deadline != 0 && kh_now() > h->deadline) {
         h->time_hit = 1;
         kh_hook_every_instruction(L);
         luaL_error(L, "sandbox: time limit of %f seconds exceeded", h->time_limit);
@@ -39,19 +32,13 @@ void kh_charge(lua_State *L, uint64_t steps) {
 
 int kh_overran(lua_State *L) {
     kh_host *h = kh_gethost(L);
-    if (h->deadline == 0 || kh_clock() <= h->deadline) return 0;
+    if (h->deadline == 0 || kh_now() <= h->deadline) return 0;
     h->time_hit = 1;
     return 1;
 }
 
-// Each wrapper keeps the original C function in upvalue 1, charges, then runs
-// it in its own call frame (the stack untouched), so the original's argument
-// errors still name 'sort', 'rep', … as Lua's would. None of them use upvalues.
-static int call_original(lua_State *L) {
-    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
-    if (original == NULL) return luaL_error(L, "keyhost: metered library function lost its original");
-    return original(L);
-}
+// Each wrapper keeps the original C function in upvalue 1, charges, then runs it
+// with kh_run_upvalue (same frame, so its argument errors still name the function).
 
 static uint64_t span(lua_Integer first, lua_Integer last) {
     return last < first ? 0 : (uint64_t)last - (uint64_t)first + 1;
@@ -73,7 +60,7 @@ static int metered_rep(lua_State *L) {
     uint64_t unit = (uint64_t)l + (uint64_t)lsep;
     uint64_t room = h->limit > h->used ? (uint64_t)(h->limit - h->used) : 0;
     if (h->limit == 0 || (uint64_t)n <= room / unit) kh_charge(L, (uint64_t)n / 4 + (uint64_t)n * unit / 64);
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 // About ten instructions' time per element and level of the quicksort.
@@ -83,7 +70,7 @@ static int metered_sort(lua_State *L) {
     uint64_t levels = 0;
     for (uint64_t m = n; m > 1; m >>= 1) levels++;
     if (n > 1) kh_charge(L, 10 * n * (levels + 1));
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 static int metered_concat(lua_State *L) {
@@ -91,14 +78,14 @@ static int metered_concat(lua_State *L) {
     lua_Integer first = luaL_optinteger(L, 3, 1);
     lua_Integer last = lua_isnoneornil(L, 4) ? (lua_Integer)lua_rawlen(L, 1) : luaL_checkinteger(L, 4);
     kh_charge(L, span(first, last));
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 static int metered_unpack(lua_State *L) {
     lua_Integer first = luaL_optinteger(L, 2, 1);
     lua_Integer last = lua_isnoneornil(L, 3) ? (lua_Integer)lua_rawlen(L, 1) : luaL_checkinteger(L, 3);
     kh_charge(L, span(first, last));
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 // table.move({}, 1, 2^40, 1) loops 2^40 times over nothing.
@@ -106,13 +93,13 @@ static int metered_move(lua_State *L) {
     lua_Integer first = luaL_checkinteger(L, 2);
     lua_Integer last = luaL_checkinteger(L, 3);
     kh_charge(L, span(first, last));
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 // insert and remove at a position shift every element after it.
 static int metered_shift(lua_State *L) {
     if (lua_type(L, 1) == LUA_TTABLE) kh_charge(L, (uint64_t)lua_rawlen(L, 1) + 1);
-    return call_original(L);
+    return kh_run_upvalue(L, 1);
 }
 
 // For the sandbox prelude: load() charges a chunk's size before compiling it.

@@ -18,6 +18,13 @@ void kh_charge(lua_State *L, uint64_t steps);
 /// so code that catches the error cannot go on.
 void kh_hook_every_instruction(lua_State *L);
 
+/// CLOCK_MONOTONIC in seconds (the clock the time limit uses).
+double kh_now(void);
+
+/// Runs the C function in upvalue `index` in the calling frame, stack untouched: a wrapper's
+/// way to hand over to the original library function. Only for lua_CFunctions (it may raise).
+int kh_run_upvalue(lua_State *L, int index);
+
 /// Installs the guards against reachable Lua 5.4.4 bugs (every profile, under lua_pcall).
 void kh_install_guards(lua_State *L);
 
