@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
 
+        // Runs a token's program in the deterministic sandbox (inside the worker process).
+        .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto"]),
+
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
 
@@ -47,6 +50,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens",
+                "KeyhostPlayer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -64,6 +68,7 @@ let package = Package(
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -22,10 +22,12 @@ public struct Token: Equatable, Sendable {
     public var holder: PublicKey
     /// Anything the issuer adds (integers, strings, bytes, booleans, null, arrays, maps).
     public var metadata: CBORValue?
+    /// The issuer's run limits for the program (capped by the wallet).
+    public var policy: TokenPolicy
 
     public init(
         id: [UInt8], issuer: XOnlyPublicKey, value: UInt64, unit: String, notBefore: Int64? = nil, expires: Int64? = nil,
-        program: TokenProgram, holder: PublicKey, metadata: CBORValue? = nil
+        program: TokenProgram, holder: PublicKey, metadata: CBORValue? = nil, policy: TokenPolicy = TokenPolicy()
     ) {
         self.id = id
         self.issuer = issuer
@@ -36,6 +38,7 @@ public struct Token: Equatable, Sendable {
         self.program = program
         self.holder = holder
         self.metadata = metadata
+        self.policy = policy
     }
 
     /// SHA-256 of the program, as signed.
@@ -80,6 +83,7 @@ public struct Token: Equatable, Sendable {
         if let notBefore { pairs.append(CBORPair(.text("not_before"), .int(notBefore))) }
         if let expires { pairs.append(CBORPair(.text("expires"), .int(expires))) }
         if let metadata { pairs.append(CBORPair(.text("meta"), metadata)) }
+        if !policy.isEmpty { pairs.append(CBORPair(.text("limits"), policy.cbor)) }
         return .map(pairs)
     }
 
@@ -87,7 +91,7 @@ public struct Token: Equatable, Sendable {
     public var encoded: [UInt8] { CBOREncoder.encode(cbor) }
 
     static let fieldNames: Set<String> = [
-        "v", "id", "issuer", "value", "unit", "program", "program_kind", "program_sha256", "holder", "not_before", "expires", "meta",
+        "v", "id", "issuer", "value", "unit", "program", "program_kind", "program_sha256", "holder", "not_before", "expires", "meta", "limits",
     ]
 
     /// Reads a token map, refusing unknown versions and fields, wrong types and a program that
@@ -133,7 +137,8 @@ public struct Token: Equatable, Sendable {
         let hash = try bytes("program_sha256", count: 32)
         self.init(
             id: try bytes("id"), issuer: issuer, value: amount, unit: try text("unit"), notBefore: try time("not_before"),
-            expires: try time("expires"), program: TokenProgram(kind: kind, code: code), holder: holder, metadata: value["meta"]
+            expires: try time("expires"), program: TokenProgram(kind: kind, code: code), holder: holder, metadata: value["meta"],
+            policy: try value["limits"].map(TokenPolicy.init(cbor:)) ?? TokenPolicy()
         )
         try validate()
         guard hash == programHash else { throw TokenError.field("program_sha256", "does not match the program (the program was altered)") }

@@ -21,6 +21,18 @@ public enum LuaProfile: Sendable, Equatable {
     case full
     /// Untrusted code: allow-listed libraries, text chunks only, limits enforced.
     case sandbox(SandboxLimits)
+    /// The sandbox with every source of non-determinism removed, for token programs: a run
+    /// depends only on its inputs (no print, randomness, memory figures or addresses; `pairs`
+    /// and `next` in a fixed key order). See `Prelude.deterministic`.
+    case deterministicSandbox(SandboxLimits)
+
+    /// The limits when the profile is a sandbox.
+    public var sandboxLimits: SandboxLimits? {
+        switch self {
+        case .full: return nil
+        case .sandbox(let limits), .deterministicSandbox(let limits): return limits
+        }
+    }
 }
 
 /// Limits for sandboxed code; each violation raises its own error.
@@ -84,10 +96,11 @@ public final class LuaState {
     var stack: LuaStack { LuaStack(L: L) }
 
     private func setUp() throws {
-        let sandboxed: Bool
-        if case .sandbox = profile { sandboxed = true } else { sandboxed = false }
-        if kh_p_openlibs(L, sandboxed ? 1 : 0) != LUA_OK { throw LuaError.setup(popMessage()) }
-        if case .sandbox(let limits) = profile {
+        if kh_p_openlibs(L, profile.sandboxLimits != nil ? 1 : 0) != LUA_OK { throw LuaError.setup(popMessage()) }
+        if let limits = profile.sandboxLimits {
+            if case .deterministicSandbox = profile {
+                try execute(Prelude.deterministic, chunkName: "=deterministic")
+            }
             let results = try execute(Prelude.sandbox, chunkName: "=sandbox")
             guard results.count == 2, case .reference(let makeEnvironment) = results[0], case .reference(let exports) = results[1]
             else { throw LuaError.setup("sandbox prelude returned no environment") }
@@ -152,12 +165,23 @@ public final class LuaState {
         return try call(fn, arguments)
     }
 
-    private func load(bytes: [UInt8], chunkName: String) throws {
-        // Text only, in every profile: Lua does not verify bytecode (docs/sandbox-lua-bugs.md, bug 11).
-        if bytes.first == 0x1B {
+    /// Runs a Lua 5.4 binary chunk for its effects. Lua does not verify bytecode and a hostile
+    /// chunk can corrupt memory, so the caller must have established that the bytes come from
+    /// someone it trusts (a token issuer on the wallet's list, signature checked); the header is
+    /// checked here against this build's exact format.
+    public func run(trustedBytecode bytes: [UInt8], chunkName: String, arguments: [LuaValue] = []) throws {
+        try LuaBytecode.checkHeader(bytes)
+        try load(bytes: bytes, chunkName: chunkName, binary: true)
+        try callLoaded(arguments: arguments, convertResults: false)
+    }
+
+    private func load(bytes: [UInt8], chunkName: String, binary: Bool = false) throws {
+        // Text only, in every profile, unless the caller vouched for the bytes
+        // (`run(trustedBytecode:)`): Lua does not verify bytecode (docs/sandbox-lua-bugs.md, bug 11).
+        if bytes.first == 0x1B && !binary {
             throw LuaError.syntax("\(Self.displayName(chunkName)): binary chunks are not accepted: Lua does not verify bytecode, and a corrupted or hostile one can crash keyhost; run the source instead")
         }
-        let mode = "t"
+        let mode = binary ? "b" : "t"
         let status = bytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { kh_load(L, $0.baseAddress, buf.count, chunkName, mode) }
         }
@@ -198,6 +222,10 @@ public final class LuaState {
         // into C cannot be stopped half-way, but it must not pass unnoticed.
         if host.pointee.budget_hit != 0 { throw LuaError.instructionBudget(host.pointee.budget) }
         if host.pointee.time_hit != 0 || kh_overran(L) != 0 { throw LuaError.timeLimit(seconds: host.pointee.time_limit) }
+        // In the deterministic sandbox a caught memory error fails the run too: where the cap
+        // falls depends on this build's allocation sizes, so a run that survived it would
+        // not re-run the same elsewhere.
+        if case .deterministicSandbox = profile, host.pointee.cap_hit != 0 { throw LuaError.memoryLimit(bytes: host.pointee.limit) }
         return convertResults ? try stack.values(above: base) : []
     }
 
@@ -205,6 +233,7 @@ public final class LuaState {
         let message = popMessage()
         let h = host.pointee
         if h.budget_hit != 0 { return .instructionBudget(h.budget) }
+        if case .deterministicSandbox = profile, h.cap_hit != 0 { return .memoryLimit(bytes: h.limit) }
         if h.time_hit != 0 { return .timeLimit(seconds: h.time_limit) }
         if h.cap_hit != 0 && (status == LUA_ERRMEM || message.contains("sandbox: memory limit")) {
             return .memoryLimit(bytes: h.limit)
@@ -254,6 +283,13 @@ public final class LuaState {
         LuaDispatch.push(body, on: L)
         lua_rawset(L, -3)
         kh_pop(L, 1)
+    }
+
+    /// A Swift function as a Lua value, to pass to a chunk or keep in a table.
+    public func makeFunction(_ body: @escaping LuaFunctionBody) -> LuaValue {
+        LuaDispatch.push(body, on: L)
+        defer { kh_pop(L, 1) }
+        return .reference(stack.reference(at: -1))
     }
 
     /// Makes `require(name)` build the module from `define` (full profile only).

@@ -169,4 +169,107 @@ enum Prelude {
     end
     return make_env, exports
     """#
+
+    /// Deterministic sandbox: run before `sandbox`, it replaces what would let a run depend on
+    /// anything but its inputs. Lua seeds string hashing from the clock and addresses, so `next`
+    /// order varies between runs; addresses show through `tostring` and `%p`; `print`, the
+    /// random generator and memory figures are outputs or inputs nobody records.
+    static let deterministic = #"""
+    local type, rawget, rawequal, getmetatable, tostring, error, select, raw_next, pairs_ =
+      type, rawget, rawequal, getmetatable, tostring, error, select, next, pairs
+    local sort, format, find = table.sort, string.format, string.find
+
+    -- A total order on the keys that have one: numbers, then strings (byte order, the C
+    -- locale), then false before true. Other keys have only an address, so no order.
+    local rank = { number = 1, string = 2, boolean = 3 }
+    local function less(a, b)
+      local ra, rb = rank[type(a)], rank[type(b)]
+      if ra ~= rb then return ra < rb end
+      if ra == 3 then return (not a) and b end
+      return a < b
+    end
+    local function check_key(k)
+      if not rank[type(k)] then
+        error("sandbox: a table with a key of type " .. type(k) .. " has no fixed iteration order in a token program; "
+          .. "keep such values in an array instead", 3)
+      end
+    end
+
+    -- next(t, k): the smallest key above k, found by a scan (O(n) a call; pairs is faster).
+    local function ordered_next(t, k)
+      local best, found = nil, false
+      local key = raw_next(t)
+      while key ~= nil do
+        check_key(key)
+        if (k == nil or less(k, key)) and (not found or less(key, best)) then best, found = key, true end
+        key = raw_next(t, key)
+      end
+      if k ~= nil and rawget(t, k) == nil then
+        -- Lua's own next raises for a key that is not in the table; so does this one.
+        local present = false
+        key = raw_next(t)
+        while key ~= nil do if rawequal(key, k) then present = true break end key = raw_next(t, key) end
+        if not present then error("invalid key to 'next'", 2) end
+      end
+      if not found then return nil end
+      return best, rawget(t, best)
+    end
+
+    -- pairs(t): __pairs as usual, otherwise the keys sorted once, then visited in order.
+    local function ordered_pairs(t)
+      local mt = getmetatable(t)
+      if type(mt) == "table" and rawget(mt, "__pairs") then return pairs_(t) end
+      if type(t) ~= "table" then error("bad argument #1 to 'for iterator' (table expected, got " .. type(t) .. ")", 2) end
+      local keys, n = {}, 0
+      local key = raw_next(t)
+      while key ~= nil do
+        check_key(key)
+        n = n + 1
+        keys[n] = key
+        key = raw_next(t, key)
+      end
+      sort(keys, less)
+      local i = 0
+      return function()
+        i = i + 1
+        local k = keys[i]
+        if k ~= nil then return k, rawget(t, k) end
+      end, t, nil
+    end
+
+    local function plain_tostring(v)
+      local kind = type(v)
+      if kind == "table" or kind == "userdata" then
+        local mt = getmetatable(v)
+        if type(mt) == "table" and rawget(mt, "__tostring") ~= nil then return tostring(v) end
+        return kind
+      elseif kind == "function" or kind == "thread" then
+        return kind
+      end
+      return tostring(v)
+    end
+
+    local function plain_format(fmt, ...)
+      if type(fmt) == "string" and find(fmt, "%%[-+ #0]*%d*%.?%d*p") then
+        error("sandbox: string.format's %p shows addresses, which differ between runs of a token program", 2)
+      end
+      local n = select("#", ...)
+      if n == 0 then return format(fmt) end
+      local args = { ... }
+      for i = 1, n do
+        local kind = type(args[i])
+        if kind == "table" or kind == "userdata" or kind == "function" or kind == "thread" then
+          args[i] = plain_tostring(args[i])
+        end
+      end
+      return format(fmt, table.unpack(args, 1, n))
+    end
+
+    _G.next, _G.pairs, _G.tostring, _G.print = ordered_next, ordered_pairs, plain_tostring, nil
+    string.format = plain_format
+    math.random, math.randomseed = nil, nil
+    -- collectgarbage("count") reports the allocator's figures: not an input of the run.
+    _G.collectgarbage = function() return 0 end
+    """#
 }
+

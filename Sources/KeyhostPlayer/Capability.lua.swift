@@ -1,0 +1,38 @@
+/// The Lua side of the capability object a token program receives as `...`.
+enum Capability {
+    static let source = #"""
+    local fields, args, now, emit, hashes, verifiers, hex_source, json_source = ...
+    local setmetatable, error, tostring, load, rawget = setmetatable, error, tostring, load, rawget
+
+    -- Read-only views: the program may look, not rewrite what it was given.
+    local function frozen(name, t)
+      return setmetatable({}, {
+        __index = t,
+        __newindex = function(_, key) error("token: '" .. name .. "' is read-only (cannot set '" .. tostring(key) .. "')", 2) end,
+        __pairs = function() return pairs(t) end,
+        __len = function() return #t end,
+        __metatable = false,
+      })
+    end
+
+    -- hex and json are keyhost's stdlib modules, loaded here from source; they look for
+    -- `debug` to bypass __metatable, which the sandbox does not have.
+    local function module(source, name)
+      if #source == 0 then return nil end
+      local env = setmetatable({}, { __index = function(_, key) if key ~= "debug" then return _ENV[key] end end })
+      return assert(load(source, "@stdlib/keyhost/" .. name .. ".lua", "t", env))()
+    end
+
+    local cap = {
+      token = frozen("token", fields),
+      args = frozen("args", args),
+      now = now,
+      emit = emit,
+      hash = frozen("hash", hashes),
+      verify = frozen("verify", verifiers),
+      hex = module(hex_source, "hex"),
+      json = module(json_source, "json"),
+    }
+    return frozen("token capability", cap)
+    """#
+}

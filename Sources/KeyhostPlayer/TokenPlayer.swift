@@ -1,0 +1,122 @@
+import KeyhostCrypto
+import KeyhostTokens
+import LuaRuntime
+
+/// Runs one token's program in a deterministic sandbox and collects what it emits. It holds no
+/// store and no keys: the wallet decides, commits and signs. Normally used inside the worker
+/// process (`keyhost token _worker`), so that a crash here cannot touch the wallet.
+public struct TokenPlayer {
+    /// Lua sources of the pure helper modules the capability offers (`hex`, `json`), by name.
+    public var helperModules: [String: [UInt8]]
+
+    public init(helperModules: [String: [UInt8]]) {
+        self.helperModules = helperModules
+    }
+
+    /// Runs the request's program; never throws: every failure is an outcome.
+    public func run(_ request: RunRequest) -> RunOutcome {
+        let token = request.token.token
+        if token.program.kind == .luaBytecode {
+            guard request.bytecodeAllowed else {
+                return .failed(kind: "refused", message: "the program is bytecode and its issuer \(token.issuer) is not trusted by this wallet")
+            }
+            do { try LuaBytecode.checkHeader(token.program.code) } catch {
+                return .failed(kind: "refused", message: String(describing: error))
+            }
+        }
+        let limits = SandboxLimits(
+            memoryBytes: Int(clamping: request.limits.memoryBytes),
+            instructions: request.limits.instructions,
+            seconds: Double(request.limits.timeMillis) / 1000
+        )
+        let state: LuaState
+        do { state = try LuaState(profile: .deterministicSandbox(limits)) } catch {
+            return .failed(kind: "setup", message: String(describing: error))
+        }
+        let emitted = Emitted()
+        do {
+            let capability = try makeCapability(in: state, request: request, emitted: emitted)
+            let chunkName = "=token " + Hex.encode(Array(token.id.prefix(4)))
+            switch token.program.kind {
+            case .luaSource: try state.run(bytes: token.program.code, chunkName: chunkName, arguments: [capability])
+            case .luaBytecode: try state.run(trustedBytecode: token.program.code, chunkName: chunkName, arguments: [capability])
+            }
+        } catch let error as LuaError {
+            return Self.outcome(error, emitted: emitted)
+        } catch {
+            return .failed(kind: "program", message: String(describing: error))
+        }
+        if let problem = emitted.problem { return .failed(kind: "effects", message: problem) }
+        return .completed(effects: emitted.records)
+    }
+
+    private static func outcome(_ error: LuaError, emitted: Emitted) -> RunOutcome {
+        // An invalid record fails the run even when the program caught the error.
+        if let problem = emitted.problem { return .failed(kind: "effects", message: problem) }
+        switch error {
+        case .syntax(let m): return .failed(kind: "syntax", message: m)
+        case .runtime(let m): return .failed(kind: "program", message: m)
+        case .memoryLimit: return .failed(kind: "memory_limit", message: error.description)
+        case .instructionBudget: return .failed(kind: "instruction_limit", message: error.description)
+        case .timeLimit: return .failed(kind: "time_limit", message: error.description)
+        case .interrupted: return .failed(kind: "interrupted", message: error.description)
+        case .setup(let m): return .failed(kind: "setup", message: m)
+        }
+    }
+
+    /// Records emitted so far, and the first reason the effects are unusable.
+    final class Emitted {
+        var records: [CBORValue] = []
+        var bytes = 1
+        var problem: String?
+    }
+
+    /// Builds the one object the program may act through (see `Capability.lua`).
+    private func makeCapability(in state: LuaState, request: RunRequest, emitted: Emitted) throws -> LuaValue {
+        let token = request.token.token
+        let emit = state.makeFunction { ctx in
+            guard emitted.problem == nil else { throw LuaArgumentError(1, emitted.problem!) }
+            let record: CBORValue
+            do {
+                record = try RecordConversion.cbor(try ctx.value(1))
+            } catch let error as RecordConversion.Failure {
+                // A bad record fails the run even if the program catches the error: effects are
+                // all or nothing.
+                emitted.problem = "emit: " + error.description
+                throw LuaArgumentError(1, error.description)
+            }
+            let size = CBOREncoder.encode(record).count
+            if emitted.records.count >= TokenLimits.maxEffectRecords || emitted.bytes + size > TokenLimits.maxEffectsBytes {
+                emitted.problem = "emit: the effects exceed the limit of \(TokenLimits.maxEffectRecords) records or \(TokenLimits.maxEffectsBytes) bytes"
+                throw LuaArgumentError(1, emitted.problem!)
+            }
+            emitted.records.append(record)
+            emitted.bytes += size
+            return 0
+        }
+        var fields = LuaTable([
+            "id": .string(token.id),
+            "issuer": .string(token.issuer.bytes),
+            "value": token.value <= UInt64(Int64.max) ? .integer(Int64(token.value)) : .text(String(token.value)),
+            "unit": .text(token.unit),
+            "holder": .string(token.holder.compressed),
+            "program_sha256": .string(token.programHash),
+            "program_kind": .text(token.program.kind.rawValue),
+        ])
+        if let notBefore = token.notBefore { fields["not_before"] = .integer(notBefore) }
+        if let expires = token.expires { fields["expires"] = .integer(expires) }
+        if let meta = token.metadata { fields["meta"] = RecordConversion.lua(meta) }
+        let results = try state.execute(
+            Capability.source, chunkName: "=capability",
+            arguments: [
+                .table(fields), RecordConversion.lua(request.arguments), .integer(request.now), emit,
+                .table(PureFunctions.hashes(in: state)), .table(PureFunctions.verifiers(in: state)),
+                .string(helperModules["hex"] ?? []), .string(helperModules["json"] ?? []),
+            ]
+        )
+        guard let capability = results.first, case .reference = capability else {
+            throw LuaError.setup("the capability object could not be built")
+        }
+        return capability
+    }
+}

@@ -1,0 +1,107 @@
+/// What the wallet asks a player to do: run one token's program with arguments at a fixed time,
+/// within limits. Sent to the worker process as deterministic CBOR.
+public struct RunRequest: Equatable, Sendable {
+    public var token: SignedToken
+    /// A map with text keys.
+    public var arguments: CBORValue
+    public var now: Int64
+    public var limits: RunLimits
+    /// The wallet trusts the issuer, so a bytecode program may be loaded.
+    public var bytecodeAllowed: Bool
+
+    public init(token: SignedToken, arguments: CBORValue, now: Int64, limits: RunLimits, bytecodeAllowed: Bool) {
+        self.token = token
+        self.arguments = arguments
+        self.now = now
+        self.limits = limits
+        self.bytecodeAllowed = bytecodeAllowed
+    }
+
+    public var encoded: [UInt8] {
+        CBOREncoder.encode(.map([
+            CBORPair(.text("token"), .bytes(token.encoded)),
+            CBORPair(.text("args"), arguments),
+            CBORPair(.text("now"), .int(now)),
+            CBORPair(.text("instructions"), .unsigned(limits.instructions)),
+            CBORPair(.text("memory"), .unsigned(limits.memoryBytes)),
+            CBORPair(.text("time_ms"), .unsigned(limits.timeMillis)),
+            CBORPair(.text("bytecode"), .bool(bytecodeAllowed)),
+        ]))
+    }
+
+    public init(encoded bytes: [UInt8]) throws {
+        let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: Self.maxEncodedBytes, maxDepth: TokenLimits.maxDepth + 2))
+        guard case .bytes(let token)? = value["token"], let arguments = value["args"], let now = value["now"]?.int64,
+              case .unsigned(let instructions)? = value["instructions"], case .unsigned(let memory)? = value["memory"],
+              case .unsigned(let time)? = value["time_ms"], case .bool(let bytecode)? = value["bytecode"]
+        else { throw TokenError("encoding", "malformed run request") }
+        self.init(
+            token: try SignedToken(encoded: token), arguments: arguments, now: now,
+            limits: RunLimits(instructions: instructions, memoryBytes: memory, timeMillis: time), bytecodeAllowed: bytecode
+        )
+    }
+
+    public static let maxEncodedBytes = TokenLimits.maxEncodedBytes + TokenLimits.maxArgumentsBytes + 1024
+}
+
+/// The limits one run gets: the issuer's policy capped by the wallet's maximum.
+public struct RunLimits: Equatable, Sendable {
+    public var instructions: UInt64
+    public var memoryBytes: UInt64
+    public var timeMillis: UInt64
+
+    public init(instructions: UInt64, memoryBytes: UInt64, timeMillis: UInt64) {
+        self.instructions = instructions
+        self.memoryBytes = memoryBytes
+        self.timeMillis = timeMillis
+    }
+
+    /// A wallet's default maximum: 64 MiB, 100 million instructions, 5 seconds.
+    public static let walletDefault = RunLimits(instructions: 100_000_000, memoryBytes: 64 << 20, timeMillis: 5_000)
+
+    /// The issuer's limits where it set them, never more than `self`.
+    public func capping(_ policy: TokenPolicy) -> RunLimits {
+        RunLimits(
+            instructions: min(policy.instructions ?? instructions, instructions),
+            memoryBytes: min(policy.memoryBytes ?? memoryBytes, memoryBytes),
+            timeMillis: min(policy.timeMillis ?? timeMillis, timeMillis)
+        )
+    }
+}
+
+/// How a run ended. A failed run has no effects and leaves the token HELD.
+public enum RunOutcome: Equatable, Sendable {
+    case completed(effects: [CBORValue])
+    /// `kind`: program, syntax, instruction_limit, memory_limit, time_limit, refused, effects, crashed.
+    case failed(kind: String, message: String)
+
+    public var encoded: [UInt8] {
+        switch self {
+        case .completed(let effects):
+            return CBOREncoder.encode(.map([CBORPair(.text("ok"), .bool(true)), CBORPair(.text("effects"), .array(effects))]))
+        case .failed(let kind, let message):
+            return CBOREncoder.encode(.map([
+                CBORPair(.text("ok"), .bool(false)), CBORPair(.text("kind"), .text(kind)), CBORPair(.text("message"), .text(message)),
+            ]))
+        }
+    }
+
+    /// Reads a worker's answer strictly; anything else is a crashed run.
+    public init(encoded bytes: [UInt8]) throws {
+        let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: TokenLimits.maxEffectsBytes + 64 << 10, maxDepth: TokenLimits.maxDepth + 2))
+        switch value["ok"] {
+        case .bool(true)?:
+            guard case .array(let effects)? = value["effects"], effects.count <= TokenLimits.maxEffectRecords,
+                  CBOREncoder.encode(.array(effects)).count <= TokenLimits.maxEffectsBytes
+            else { throw TokenError("encoding", "malformed run result") }
+            self = .completed(effects: effects)
+        case .bool(false)?:
+            guard case .text(let kind)? = value["kind"], case .text(let message)? = value["message"] else {
+                throw TokenError("encoding", "malformed run result")
+            }
+            self = .failed(kind: kind, message: message)
+        default:
+            throw TokenError("encoding", "malformed run result")
+        }
+    }
+}
