@@ -40,7 +40,8 @@ let package = Package(
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
-        .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto"]),
+        .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto", "CKeyhostProcess"]),
+        .target(name: "CKeyhostProcess"),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
@@ -63,7 +64,7 @@ let package = Package(
 
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
-        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost", "KeyhostTestSupport", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),

@@ -5,6 +5,6 @@ struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Issue and inspect one-time token programs.",
-        subcommands: [TokenInspect.self, TokenIssue.self]
+        subcommands: [TokenInspect.self, TokenIssue.self, TokenWorkerCommand.self]
     )
 }

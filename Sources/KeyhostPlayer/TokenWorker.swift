@@ -1,0 +1,62 @@
+import CKeyhostProcess
+import KeyhostTokens
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The worker side: `keyhost token _worker` reads one run request on standard input, puts
+/// kernel limits on itself, runs the program and writes the outcome on standard output. It has
+/// no store, no keys and no environment, so whatever a program does to it ends with it.
+public enum TokenWorker {
+    /// Serves one request; returns the process exit status.
+    public static func serve(player: TokenPlayer) -> Int32 {
+        // Die with the wallet: a run nobody waits for must not go on.
+        _ = khp_die_with_parent()
+        let request: RunRequest
+        do {
+            guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else { return 2 }
+            request = try RunRequest(encoded: bytes)
+        } catch {
+            return answer(.failed(kind: "setup", message: "the worker could not read its request: \(error)"))
+        }
+        limitSelf(request.limits)
+        return answer(player.run(request))
+    }
+
+    private static func answer(_ outcome: RunOutcome) -> Int32 {
+        do { try WorkerFraming.write(outcome.encoded, to: 1) } catch { return 3 }
+        return 0
+    }
+
+    /// Kernel-enforced limits under the Lua ones: address space (what the process has now plus
+    /// the run's memory and some slack for the runtime), CPU seconds, no files written, no core.
+    static func limitSelf(_ limits: RunLimits) {
+        let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        var current: UInt64 = 0
+        if let statm = fopen("/proc/self/statm", "r") {
+            var size: UInt = 0
+            if withUnsafeMutablePointer(to: &size, { fscanfSize(statm, $0) }) { current = UInt64(size) * page }
+            fclose(statm)
+        }
+        let slack: UInt64 = 256 << 20
+        if current > 0 { set(RLIMIT_AS, current + limits.memoryBytes * 2 + slack) }
+        set(RLIMIT_CPU, (limits.timeMillis + 999) / 1000 + 1)
+        set(RLIMIT_FSIZE, 0)
+        set(RLIMIT_CORE, 0)
+    }
+
+    private static func fscanfSize(_ file: UnsafeMutablePointer<FILE>, _ out: UnsafeMutablePointer<UInt>) -> Bool {
+        var line = [CChar](repeating: 0, count: 128)
+        guard fgets(&line, Int32(line.count), file) != nil else { return false }
+        let text = String(cString: line)
+        guard let first = text.split(separator: " ").first, let pages = UInt(first) else { return false }
+        out.pointee = pages
+        return true
+    }
+
+    private static func set(_ resource: __rlimit_resource, _ value: UInt64) {
+        var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+        _ = setrlimit(__rlimit_resource_t(resource.rawValue), &limit)
+    }
+}

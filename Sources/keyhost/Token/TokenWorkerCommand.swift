@@ -1,0 +1,29 @@
+import ArgumentParser
+import KeyhostPlayer
+
+/// `keyhost token _worker`: the process a wallet starts for each token run (not for people).
+struct TokenWorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "_worker",
+        abstract: "Run one token program for a wallet (internal: reads a request on standard input).",
+        shouldDisplay: false
+    )
+
+    func run() throws {
+        let status = TokenWorker.serve(player: PlayerSupport.player())
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The player as keyhost configures it: the stdlib's pure modules offered to programs.
+enum PlayerSupport {
+    static func player() -> TokenPlayer {
+        var modules: [String: [UInt8]] = [:]
+        if let stdlib = Stdlib.directory {
+            for name in ["hex", "json"] {
+                modules[name] = try? SourceFile.read(stdlib + "/keyhost/\(name).lua")
+            }
+        }
+        return TokenPlayer(helperModules: modules)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostPlayer
+import KeyhostTokens
+import Testing
+
+/// Token runs in a worker process: the real keyhost worker, and stand-ins that crash or hang.
+@Suite struct WorkerRunnerTests {
+    static let issuerKey = try! PrivateKey(bytes: Array(repeating: 0x31, count: 32))
+    static let holderKey = try! PrivateKey(bytes: Array(repeating: 0x32, count: 32))
+    static let limits = RunLimits(instructions: 10_000_000, memoryBytes: 16 << 20, timeMillis: 2_000)
+
+    static func request(_ program: String, limits: RunLimits = limits) throws -> RunRequest {
+        let token = Token(
+            id: Array(repeating: 7, count: 32), issuer: issuerKey.publicKey.xOnly, value: 25, unit: "pt",
+            program: TokenProgram(kind: .luaSource, code: Array(program.utf8)), holder: holderKey.publicKey
+        )
+        return RunRequest(token: try SignedToken.issue(token, issuerKey: issuerKey), arguments: .map([CBORPair(.text("n"), .unsigned(3))]),
+                          now: 1_900_000_000, limits: limits, bytecodeAllowed: false)
+    }
+
+    @Test func theWorkerRunsTheProgramAndAnswers() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path)
+        let outcome = runner.run(try Self.request("local t = ... t.emit{ v = t.token.value * t.args.n, json = t.json.encode{1} }"))
+        #expect(outcome == .completed(effects: [.map([CBORPair(.text("v"), .unsigned(75)), CBORPair(.text("json"), .text("[1]"))].sorted {
+            CBOREncoder.encode($0.key).lexicographicallyPrecedes(CBOREncoder.encode($1.key))
+        })]))
+        let failed = runner.run(try Self.request("error('refused: ' .. (...).args.n)"))
+        guard case .failed("program", let message) = failed else { Issue.record("got \(failed)"); return }
+        #expect(message.contains("refused: 3"))
+    }
+
+    @Test func aMemoryBombIsStoppedInsideTheWorker() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path)
+        let outcome = runner.run(try Self.request("local t = {} for i = 1, 1e8 do t[i] = {i} end",
+                                                  limits: RunLimits(instructions: 1 << 40, memoryBytes: 4 << 20, timeMillis: 5_000)))
+        guard case .failed("memory_limit", _) = outcome else { Issue.record("got \(outcome)"); return }
+    }
+
+    @Test func aCrashingWorkerIsReportedAndTheCallerGoesOn() throws {
+        let dir = try Keyhost.scratch(["crash.sh": "#!/bin/sh\nkill -SEGV $$\n", "hang.sh": "#!/bin/sh\nexec sleep 30\n",
+                                       "garbage.sh": "#!/bin/sh\nprintf '\\000\\000\\000\\003abc'\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for name in ["crash.sh", "hang.sh", "garbage.sh"] {
+            chmod(dir.appendingPathComponent(name).path, 0o755)
+        }
+        let crash = WorkerRunner(executable: dir.appendingPathComponent("crash.sh").path).run(try Self.request("return"))
+        guard case .failed("crashed", let message) = crash else { Issue.record("got \(crash)"); return }
+        #expect(message.contains("SIGSEGV"))
+
+        var hang = WorkerRunner(executable: dir.appendingPathComponent("hang.sh").path)
+        hang.grace = 0.2
+        let started = Date()
+        let hung = hang.run(try Self.request("return", limits: RunLimits(instructions: 1000, memoryBytes: 1 << 20, timeMillis: 100)))
+        guard case .failed("time_limit", _) = hung else { Issue.record("got \(hung)"); return }
+        #expect(Date().timeIntervalSince(started) < 10)
+
+        let garbage = WorkerRunner(executable: dir.appendingPathComponent("garbage.sh").path).run(try Self.request("return"))
+        guard case .failed("crashed", let m3) = garbage else { Issue.record("got \(garbage)"); return }
+        #expect(m3.contains("malformed"))
+    }
+}
