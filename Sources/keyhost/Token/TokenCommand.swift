@@ -4,7 +4,10 @@ import ArgumentParser
 struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Issue and inspect one-time token programs.",
-        subcommands: [TokenInspect.self, TokenIssue.self, TokenWorkerCommand.self]
+        abstract: "One-time token programs: issue, import, run once, and check receipts.",
+        subcommands: [
+            TokenWalletCommand.self, TokenIssue.self, TokenImport.self, TokenList.self, TokenInspect.self, TokenRun.self,
+            TokenReceipt.self, TokenVerifyReceipt.self, TokenTrust.self, TokenWorkerCommand.self,
+        ]
     )
 }

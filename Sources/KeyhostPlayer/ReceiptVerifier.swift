@@ -1,0 +1,55 @@
+import KeyhostTokens
+
+/// Checks a receipt without trusting the wallet that made it: the issuer's signature on the
+/// token, the holder's on the receipt, then a fresh run of the program with the receipt's
+/// arguments and `now`, whose effects must be the receipt's byte for byte.
+public struct ReceiptVerifier {
+    public var runner: (RunRequest) -> RunOutcome
+    public var limits: RunLimits
+
+    public init(limits: RunLimits = .walletDefault, runner: @escaping (RunRequest) -> RunOutcome) {
+        self.runner = runner
+        self.limits = limits
+    }
+
+    /// What was checked; `problems` is empty when the receipt holds.
+    public struct Report: Sendable {
+        public var issuerSignatureValid: Bool
+        public var holderSignatureValid: Bool
+        /// nil when the program could not be re-run (see `problems`).
+        public var effectsMatch: Bool?
+        public var problems: [String]
+        public var isValid: Bool { problems.isEmpty }
+    }
+
+    /// `bytecodeAllowed`: the verifier trusts the issuer to ship bytecode.
+    public func verify(_ signed: SignedReceipt, bytecodeAllowed: Bool) -> Report {
+        let receipt = signed.receipt
+        var report = Report(
+            issuerSignatureValid: receipt.token.signatureIsValid, holderSignatureValid: signed.signatureIsValid,
+            effectsMatch: nil, problems: []
+        )
+        if !report.issuerSignatureValid { report.problems.append("the token's issuer signature does not hold") }
+        if !report.holderSignatureValid { report.problems.append("the receipt's signature is not the token holder's") }
+        let token = receipt.token.token
+        if let notBefore = token.notBefore, receipt.now < notBefore {
+            report.problems.append("the receipt's time \(receipt.now) is before the token's not_before \(notBefore)")
+        }
+        if let expires = token.expires, receipt.now >= expires {
+            report.problems.append("the receipt's time \(receipt.now) is not before the token's expiry \(expires)")
+        }
+        let request = RunRequest(
+            token: receipt.token, arguments: receipt.arguments, now: receipt.now,
+            limits: limits.capping(receipt.token.token.policy), bytecodeAllowed: bytecodeAllowed
+        )
+        switch runner(request) {
+        case .completed(let effects):
+            let match = CBOREncoder.encode(.array(effects)) == receipt.encodedEffects
+            report.effectsMatch = match
+            if !match { report.problems.append("re-running the program gave other effects than the receipt records") }
+        case .failed(let kind, let message):
+            report.problems.append("re-running the program failed (\(kind)): \(message.split(separator: "\n").first ?? "")")
+        }
+        return report
+    }
+}

@@ -1,0 +1,184 @@
+import KeyhostCrypto
+import KeyhostTokens
+
+/// A wallet of one-time tokens: the store, the holder key, and the one way to run a token.
+///
+/// A run goes: checks (issuer signature, holder, validity window, bytecode trust, sizes) →
+/// PENDING (`TokenStore.beginRun`) → the program in a worker → the holder signs the receipt →
+/// effects, receipt and SPENT in one transaction (`commitRun`). Anything that fails in between
+/// puts the token back to HELD with no effects; nothing the program produced is returned before
+/// the commit.
+public final class TokenWallet {
+    public let store: TokenStore
+    /// The most a token's issuer may ask for; the wallet's own cap.
+    public var maxLimits = RunLimits.walletDefault
+
+    enum Setting {
+        static let holderKind = "holder.kind"
+        static let holderPublic = "holder.public"
+        static let holderSecret = "holder.secret"
+        static let cardKeyUID = "holder.card_key_uid"
+        static let cardPath = "holder.card_path"
+    }
+
+    /// Opens an existing wallet; one that was never initialised is an error saying how to.
+    public init(path: String) throws {
+        store = try TokenStore(path: path)
+        guard try store.setting(Setting.holderPublic) != nil else {
+            throw WalletError(kind: "not_initialised", message: "wallet \(path) has no holder key yet: run 'keyhost token wallet init' first")
+        }
+    }
+
+    private init(store: TokenStore) { self.store = store }
+
+    /// Creates a wallet with a new software holder key (kept in the 0600 wallet file), or bound to
+    /// a card's key. Refuses a wallet that already has a holder.
+    @discardableResult
+    public static func create(path: String, card: (publicKey: PublicKey, keyUID: [UInt8], path: String)? = nil) throws -> TokenWallet {
+        let store = try TokenStore(path: path)
+        guard try store.setting(Setting.holderPublic) == nil else {
+            throw WalletError(kind: "exists", message: "wallet \(path) is already initialised (its holder key stays; use another file for a new wallet)")
+        }
+        if let card {
+            try store.setSetting(Setting.holderKind, Array("card".utf8))
+            try store.setSetting(Setting.cardKeyUID, card.keyUID)
+            try store.setSetting(Setting.cardPath, Array(card.path.utf8))
+            try store.setSetting(Setting.holderPublic, card.publicKey.compressed)
+        } else {
+            let key = PrivateKey.generate()
+            var secret = key.revealedBytes()
+            defer { for i in secret.indices { secret[i] = 0 } }
+            try store.setSetting(Setting.holderKind, Array("software".utf8))
+            try store.setSetting(Setting.holderSecret, secret)
+            try store.setSetting(Setting.holderPublic, key.publicKey.compressed)
+        }
+        return TokenWallet(store: store)
+    }
+
+    /// The wallet's holder.
+    public func holder() throws -> WalletHolder {
+        guard let bytes = try store.setting(Setting.holderPublic), let key = try? PublicKey(bytes: bytes) else {
+            throw WalletError(kind: "store", message: "wallet \(store.path): the holder key is missing or damaged")
+        }
+        if try store.setting(Setting.holderKind) == Array("card".utf8) {
+            let uid = try store.setting(Setting.cardKeyUID) ?? []
+            let path = String(decoding: try store.setting(Setting.cardPath) ?? [], as: UTF8.self)
+            return .card(publicKey: key, keyUID: uid, path: path)
+        }
+        return .software(key)
+    }
+
+    /// The signer for a software holder; nil for a card-bound wallet (the caller brings the card).
+    public func softwareSigner() throws -> SoftwareReceiptSigner? {
+        guard case .software(let pub) = try holder() else { return nil }
+        guard var secret = try store.setting(Setting.holderSecret) else {
+            throw WalletError(kind: "store", message: "wallet \(store.path): the holder's private key is missing")
+        }
+        defer { for i in secret.indices { secret[i] = 0 } }
+        let key = try PrivateKey(bytes: secret)
+        guard key.publicKey == pub else { throw WalletError(kind: "store", message: "wallet \(store.path): the holder key is damaged") }
+        return SoftwareReceiptSigner(key: key)
+    }
+
+    // MARK: tokens
+
+    /// What importing one token did.
+    public enum Imported: Equatable {
+        case added
+        case alreadyPresent(TokenState)
+    }
+
+    /// Verifies and stores tokens: the issuer's signature, that this wallet holds them, and that a
+    /// bytecode program comes from a trusted issuer. One bad token refuses the whole batch.
+    public func importTokens(_ tokens: [SignedToken], now: Int64) throws -> [Imported] {
+        let holder = try holder().publicKey
+        for signed in tokens {
+            try check(signed, holder: holder)
+        }
+        return try tokens.map { token in
+            switch try store.importToken(token, now: now) {
+            case .added: return .added
+            case .alreadyPresent(let state): return .alreadyPresent(state)
+            }
+        }
+    }
+
+    private func check(_ signed: SignedToken, holder: PublicKey) throws {
+        let token = signed.token
+        let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
+        guard signed.signatureIsValid else {
+            throw WalletError(kind: "signature", message: "\(name): the issuer's signature does not hold (altered, or signed by another key); nothing was imported")
+        }
+        guard token.holder == holder else {
+            throw WalletError(kind: "not_ours", message: "\(name) is held by \(token.holder), not by this wallet's key \(holder); nothing was imported")
+        }
+        if token.program.kind == .luaBytecode, try !store.isTrusted(issuer: token.issuer.bytes) {
+            throw WalletError(kind: "untrusted_bytecode", message: "\(name) carries bytecode, and its issuer \(token.issuer) is not trusted: Lua does not verify bytecode, so only trusted issuers may ship it ('keyhost token trust ISSUER' if you trust them)")
+        }
+    }
+
+    // MARK: running
+
+    /// The result of a committed run.
+    public struct Run {
+        public let receipt: SignedReceipt
+        public var effects: [CBORValue] { receipt.receipt.effects }
+    }
+
+    /// Runs a HELD token once. `runner` executes the program (a worker process in keyhost);
+    /// `signer` is the holder key (software, or a card session). Throws `WalletError` with the
+    /// failure's kind, and leaves the token HELD, if anything before the commit fails.
+    public func run(id: [UInt8], arguments: CBORValue, now: Int64, signer: ReceiptSigner,
+                    runner: (RunRequest) -> RunOutcome) throws -> Run {
+        guard let stored = try store.token(id: id) else {
+            throw WalletError(kind: "not_found", message: "no token \(Hex.encode(id)) in this wallet")
+        }
+        let signed = stored.token
+        let token = signed.token
+        let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
+        try check(signed, holder: try holder().publicKey)
+        guard signer.publicKey == token.holder else {
+            throw WalletError(kind: "not_ours", message: "\(name): the signing key \(signer.publicKey) is not the token's holder \(token.holder)")
+        }
+        if let notBefore = token.notBefore, now < notBefore {
+            throw WalletError(kind: "not_yet_valid", message: "\(name) is not valid before \(UTCTime.iso8601(notBefore)); it stays HELD")
+        }
+        if let expires = token.expires, now >= expires {
+            throw WalletError(kind: "expired", message: "\(name) expired at \(UTCTime.iso8601(expires)); it cannot run")
+        }
+        guard case .map = arguments, CBOREncoder.encode(arguments).count <= TokenLimits.maxArgumentsBytes else {
+            throw WalletError(kind: "invalid", message: "\(name): the arguments must be a map of at most \(TokenLimits.maxArgumentsBytes) bytes encoded")
+        }
+        let request = RunRequest(
+            token: signed, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
+            bytecodeAllowed: token.program.kind == .luaBytecode
+        )
+        let pending = try store.beginRun(id: id, owner: RunOwner.current(), startedAt: now)
+        var committed = false
+        defer { if !committed { try? store.abortRun(pending) } }
+        let effects: [CBORValue]
+        switch runner(request) {
+        case .completed(let produced): effects = produced
+        case .failed(let kind, let message):
+            throw WalletError(kind: kind, message: "\(name) did not run to the end (\(kind)); it stays HELD, with no effects: \(message)")
+        }
+        let receipt = Receipt(token: signed, arguments: arguments, now: now, effects: effects)
+        let signature: [UInt8]
+        do { signature = try signer.sign(digest: receipt.digest) } catch {
+            throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the receipt; it stays HELD: \(error)")
+        }
+        let signedReceipt = SignedReceipt(receipt: receipt, signature: signature)
+        guard signedReceipt.signatureIsValid else {
+            throw WalletError(kind: "signing", message: "\(name): the receipt signature does not verify with the holder key; it stays HELD")
+        }
+        try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id, spentAt: now)
+        committed = true
+        return Run(receipt: signedReceipt)
+    }
+
+    /// The receipt of a spent token.
+    public func receipt(id: [UInt8]) throws -> SignedReceipt? {
+        guard let stored = try store.receipt(tokenID: id) else { return nil }
+        return try SignedReceipt(encoded: stored.receipt)
+    }
+}

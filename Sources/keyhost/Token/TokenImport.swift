@@ -1,0 +1,98 @@
+import ArgumentParser
+import KeyhostCrypto
+import KeyhostTokens
+import KeyhostWallet
+
+/// `keyhost token import FILE`.
+struct TokenImport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Add the tokens of a file to the wallet, after checking each (signature, holder, bytecode trust).",
+        discussion: "One bad token refuses the whole file. Importing a token again changes nothing."
+    )
+    @OptionGroup var options: WalletOptions
+    @Argument(help: ArgumentHelp("A file of armoured tokens, or - for standard input.", valueName: "file")) var file: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let wallet = try options.open()
+            let tokens = try TokenArmor.tokens(in: try readTokenFile(file), source: file)
+            let results = try wallet.importTokens(tokens, now: currentUnixTime())
+            var rows: [[String: Any]] = []
+            for (signed, result) in zip(tokens, results) {
+                let id = hexString(signed.token.id)
+                let state: String
+                switch result {
+                case .added: state = "added"
+                case .alreadyPresent(let s): state = "already in the wallet (\(s.rawValue))"
+                }
+                if json { rows.append(["id": id, "result": result == .added ? "added" : "already_present"]) } else {
+                    print("\(id)  \(signed.token.value) \(signed.token.unit)  \(state)")
+                }
+            }
+            if json { try printJSON(["imported": rows]) }
+        }
+    }
+}
+
+/// `keyhost token list`.
+struct TokenList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the wallet's tokens with their state.")
+    @OptionGroup var options: WalletOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let wallet = try options.open()
+            let tokens = try wallet.store.tokens()
+            if json {
+                try printJSON(["tokens": tokens.map { stored -> [String: Any] in
+                    var row = TokenInspect.json(stored.token)
+                    row["state"] = stored.state.rawValue.lowercased()
+                    row["imported_at"] = stored.importedAt
+                    if let spent = stored.spentAt { row["spent_at"] = spent }
+                    if let receipt = stored.receiptID { row["receipt_id"] = hexString(receipt) }
+                    return row
+                }])
+                return
+            }
+            if tokens.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }
+            for stored in tokens {
+                let t = stored.token.token
+                var line = "\(hexString(t.id))  \(stored.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  \(t.value) \(t.unit)"
+                if let expires = t.expires { line += "  until \(UnixTime.iso8601(expires))" }
+                if let spent = stored.spentAt { line += "  spent \(UnixTime.iso8601(spent))" }
+                print(line)
+            }
+        }
+    }
+}
+
+/// `keyhost token trust ISSUER`.
+struct TokenTrust: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Trust an issuer: its tokens may carry Lua bytecode (which Lua does not verify).",
+        discussion: "Trust only issuers you would let run native code: a hostile bytecode chunk can corrupt the worker's memory."
+    )
+    @OptionGroup var options: WalletOptions
+    @Argument(help: ArgumentHelp("The issuer's x-only public key, 32 bytes in hex.", valueName: "issuer")) var issuer: String
+    @Flag(help: "Stop trusting the issuer instead.") var remove = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            guard let bytes = try? Hex.decode(issuer), bytes.count == 32, (try? XOnlyPublicKey(bytes: bytes)) != nil else {
+                throw Failure.message("the issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(issuer.prefix(80).debugDescription)")
+            }
+            let wallet = try options.open()
+            if remove {
+                try wallet.store.distrust(issuer: bytes)
+                print("no longer trusted: \(hexString(bytes))")
+            } else {
+                try wallet.store.trust(issuer: bytes, now: currentUnixTime())
+                print("trusted: \(hexString(bytes))")
+            }
+        }
+    }
+}

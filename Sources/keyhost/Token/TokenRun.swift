@@ -1,0 +1,133 @@
+import Foundation
+import ArgumentParser
+import KeyhostPlayer
+import KeyhostTokens
+import KeyhostWallet
+
+/// `keyhost token run ID`: runs a token once, in a worker process, and commits its effects.
+struct TokenRun: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a token's program once: its effects and its SPENT state are committed together.",
+        discussion: """
+            The program runs in a separate sandboxed worker process; a failure, limit, crash or Ctrl-C leaves the \
+            token HELD with no effects. The effects are printed only after the commit, with the receipt's id; \
+            --receipt writes the holder-signed receipt (check it with 'keyhost token verify-receipt').
+            """
+    )
+    @OptionGroup var options: WalletOptions
+    @Argument(help: ArgumentHelp("The token id, or a unique prefix of at least 4 hex digits.", valueName: "id")) var id: String
+    @Option(name: .customLong("arg"), help: ArgumentHelp("An argument for the program, as text (repeatable).", valueName: "key=value"))
+    var textArguments: [String] = []
+    @Option(name: .customLong("int"), help: ArgumentHelp("An integer argument for the program (repeatable).", valueName: "key=n"))
+    var integerArguments: [String] = []
+    @Option(help: ArgumentHelp("Write the receipt to this new file (mode 0600).", valueName: "file")) var receipt: String?
+    @Flag(help: "Print JSON (token_id, receipt_id, now, effects, receipt).") var json = false
+
+    func validate() throws {
+        for item in textArguments + integerArguments {
+            guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
+                throw ValidationError("arguments are key=value, got \(item.prefix(40).debugDescription)")
+            }
+        }
+        for item in integerArguments where Int64(item[item.index(after: item.firstIndex(of: "=")!)...]) == nil {
+            throw ValidationError("--int needs an integer value, got \(item.prefix(40).debugDescription)")
+        }
+    }
+
+    var arguments: CBORValue {
+        var pairs: [String: CBORValue] = [:]
+        for item in textArguments {
+            let eq = item.firstIndex(of: "=")!
+            pairs[String(item[..<eq])] = .text(String(item[item.index(after: eq)...]))
+        }
+        for item in integerArguments {
+            let eq = item.firstIndex(of: "=")!
+            pairs[String(item[..<eq])] = .int(Int64(item[item.index(after: eq)...])!)
+        }
+        return .map(pairs.map { CBORPair(.text($0.key), $0.value) })
+    }
+
+    func run() throws {
+        try Failure.exitOnError {
+            let wallet = try options.open()
+            let stored = try wallet.store.find(idPrefix: id)
+            guard let signer = try wallet.softwareSigner() else {
+                throw Failure.message("this wallet's holder key is on a Keycard: run its tokens from Lua with a card session (keyhost.token, see docs/lua-api.md)")
+            }
+            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+            let result = try wallet.run(id: stored.token.token.id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
+            let signed = result.receipt
+            if let receipt {
+                try TokenIssue.writeNew(receipt, signed.armored + "\n")
+            }
+            if json {
+                try printJSON([
+                    "token_id": hexString(signed.receipt.token.token.id), "receipt_id": hexString(signed.id), "now": signed.receipt.now,
+                    "effects": signed.receipt.effects.map(jsonValue), "receipt": signed.armored,
+                ])
+                return
+            }
+            print("ran token \(hexString(signed.receipt.token.token.id)): SPENT, receipt \(hexString(signed.id))")
+            for (i, effect) in signed.receipt.effects.enumerated() {
+                print("effect \(i + 1): \(effect.diagnostic)")
+            }
+        }
+    }
+}
+
+/// `keyhost token receipt ID`: the receipt of a spent token.
+struct TokenReceipt: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "receipt", abstract: "Print the holder-signed receipt of a spent token.")
+    @OptionGroup var options: WalletOptions
+    @Argument(help: ArgumentHelp("The token id, or a unique prefix of at least 4 hex digits.", valueName: "id")) var id: String
+    @Option(name: [.short, .long], help: ArgumentHelp("Write it to this new file (mode 0600).", valueName: "file")) var output: String?
+
+    func run() throws {
+        try Failure.exitOnError {
+            let wallet = try options.open()
+            let stored = try wallet.store.find(idPrefix: id)
+            guard let receipt = try wallet.receipt(id: stored.token.token.id) else {
+                throw Failure.message("token \(hexString(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
+            }
+            if let output { try TokenIssue.writeNew(output, receipt.armored + "\n") } else { print(receipt.armored) }
+        }
+    }
+}
+
+/// `keyhost token verify-receipt FILE`.
+struct TokenVerifyReceipt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify-receipt",
+        abstract: "Check a receipt without trusting the wallet: both signatures, then re-run the program and compare the effects.",
+        discussion: "Exit status 0 when the receipt holds, 1 when it does not."
+    )
+    @Argument(help: ArgumentHelp("A receipt file ('khrcpt1:…'), or - for standard input.", valueName: "file")) var file: String
+    @Flag(help: "Allow the token's program to be bytecode (only for issuers you trust).") var trustBytecode = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let receipt = try SignedReceipt(armored: try readTokenFile(file), source: file)
+            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+            let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: trustBytecode)
+            if json {
+                var out: [String: Any] = [
+                    "valid": report.isValid, "issuer_signature_valid": report.issuerSignatureValid,
+                    "holder_signature_valid": report.holderSignatureValid, "problems": report.problems,
+                    "token_id": hexString(receipt.receipt.token.token.id), "receipt_id": hexString(receipt.id),
+                ]
+                out["effects_match"] = report.effectsMatch.map { $0 as Any } ?? NSNull()
+                try printJSON(out)
+            } else {
+                print("receipt \(hexString(receipt.id)) for token \(hexString(receipt.receipt.token.token.id))")
+                print("  issuer signature  \(report.issuerSignatureValid ? "valid" : "INVALID")")
+                print("  holder signature  \(report.holderSignatureValid ? "valid" : "INVALID")")
+                print("  re-run effects    \(report.effectsMatch.map { $0 ? "match (\(receipt.receipt.effects.count) records)" : "DIFFER" } ?? "not compared")")
+                for problem in report.problems { print("  problem: \(problem)") }
+                print(report.isValid ? "valid" : "NOT VALID")
+            }
+            if !report.isValid { throw ExitCode(1) }
+        }
+    }
+}

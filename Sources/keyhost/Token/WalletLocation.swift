@@ -1,0 +1,37 @@
+import ArgumentParser
+import KeyhostWallet
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--wallet PATH`, shared by every command that uses a token wallet.
+struct WalletOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The wallet file (default: $XDG_STATE_HOME/keyhost/wallet.db, else ~/.local/state/keyhost/wallet.db).", valueName: "path"))
+    var wallet: String?
+
+    /// The wallet's path; the default folder is created 0700 when missing.
+    func path() throws -> String {
+        if let wallet { return wallet }
+        let base: String
+        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
+            base = state
+        } else if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
+            base = home + "/.local/state"
+        } else {
+            throw Failure.message("cannot find a place for the wallet: set HOME or XDG_STATE_HOME, or give --wallet PATH")
+        }
+        for dir in [base, base + "/keyhost"] where access(dir, F_OK) != 0 {
+            if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+                throw Failure.message("cannot create \(dir): \(String(cString: strerror(errno)))")
+            }
+        }
+        return base + "/keyhost/wallet.db"
+    }
+
+    /// Opens the initialised wallet.
+    func open() throws -> TokenWallet { try TokenWallet(path: try path()) }
+}
+
+/// The current time, Unix seconds: the `now` of a run.
+func currentUnixTime() -> Int64 { Int64(time(nil)) }
