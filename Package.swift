@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries from Debian, each wrapped once.
@@ -38,6 +39,8 @@ let package = Package(
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
+        // The wallet file: held tokens and their exactly-once runs, in SQLite.
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
