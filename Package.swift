@@ -67,6 +67,7 @@ let package = Package(
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
