@@ -55,6 +55,30 @@ import Testing
         }
     }
 
+    /// Processes that create the same new wallet at once all end up with one complete schema
+    /// (GRDB's migrator checks what is applied outside the transaction that applies it).
+    @Test func storesCreatingTheSameNewWalletAtOnceAllOpenIt() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/wallet.khw"
+            let results = Locked<[String]>([])
+            let gate = DispatchSemaphore(value: 0), done = DispatchGroup()
+            for _ in 0..<8 {
+                done.enter()
+                Thread {
+                    gate.wait()
+                    let outcome = walletError { try TokenStore(path: path).schemaVersion() }.map(\.message) ?? "ok"
+                    results.update { $0.append(outcome) }
+                    done.leave()
+                }.start()
+            }
+            for _ in 0..<8 { gate.signal() }
+            done.wait()
+            let mode = try fileMode(path)
+            #expect(results.value == Array(repeating: "ok", count: 8))
+            #expect(mode == 0o600)
+        }
+    }
+
     @Test func reopeningKeepsEverythingAndDoesNotMigrateAgain() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/wallet.khw"

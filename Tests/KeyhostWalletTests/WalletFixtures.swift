@@ -38,7 +38,7 @@ enum Fixture {
 
 /// A fresh temporary directory for one test, removed afterwards.
 func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    var template = Array((NSTemporaryDirectory() + "/keyhost-wallet-XXXXXX").utf8CString)
+    var template = Array((NSTemporaryDirectory() + "keyhost-wallet-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     let directory = String(cString: made)
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -65,4 +65,16 @@ func walletError<T>(_ body: () throws -> T) -> WalletError? {
     } catch {
         return error as? WalletError
     }
+}
+
+/// A value shared between test threads, guarded by a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value { lock.withLock { stored } }
+
+    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
 }

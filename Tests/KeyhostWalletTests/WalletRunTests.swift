@@ -180,11 +180,7 @@ import Testing
     /// "ok" or the wallet error's kind.
     private func race(path: String, threads: Int, _ body: @escaping (TokenStore) throws -> Void) throws -> [String] {
         let stores = try (0..<threads).map { _ in try TokenStore(path: path) }
-        final class Outcomes: @unchecked Sendable {  // guarded by `lock`
-            let lock = NSLock()
-            var all: [String] = []
-        }
-        let outcomes = Outcomes()
+        let outcomes = Locked<[String]>([])
         let ready = DispatchGroup(), done = DispatchGroup()
         let gate = DispatchSemaphore(value: 0)
         for store in stores {
@@ -202,9 +198,7 @@ import Testing
                 } catch {
                     outcome = "\(error)"
                 }
-                outcomes.lock.lock()
-                outcomes.all.append(outcome)
-                outcomes.lock.unlock()
+                outcomes.update { $0.append(outcome) }
                 done.leave()
             }
             thread.start()
@@ -212,7 +206,7 @@ import Testing
         ready.wait()
         for _ in stores { gate.signal() }
         done.wait()
-        return outcomes.all
+        return outcomes.value
     }
 }
 

@@ -45,13 +45,13 @@ import Testing
     @Test func findTakesAUniqueHexPrefix() throws {
         try withWallet { store in
             let one = Fixture.id([0xab, 0xcd, 0x01]), two = Fixture.id([0xab, 0xcd, 0x02]), three = Fixture.id([0x12, 0x34])
-            for id in [one, two, three] { _ = try store.importToken(Fixture.token(id), now: 1) }
+            for id in [one, two, three, Fixture.id([0xab, 0xcd, 0x03])] { _ = try store.importToken(Fixture.token(id), now: 1) }
             #expect(try store.find(idPrefix: "abcd01").id == one)
             #expect(try store.find(idPrefix: "ABCD02").id == two)
             #expect(try store.find(idPrefix: "1234").id == three)
             let ambiguous = try #require(walletError { try store.find(idPrefix: "abcd") })
             #expect(ambiguous.kind == "ambiguous")
-            #expect(ambiguous.message.hasPrefix("2 tokens"))
+            #expect(ambiguous.message.hasPrefix("3 tokens"))
             let none = try #require(walletError { try store.find(idPrefix: "ffff") })
             #expect(none.kind == "not_found")
             #expect(walletError { try store.find(idPrefix: "abc") }?.kind == "invalid")
