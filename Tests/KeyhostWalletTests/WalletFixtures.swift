@@ -78,3 +78,36 @@ final class Locked<Value>: @unchecked Sendable {
 
     func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
 }
+
+/// A child process (`/bin/sleep`) that the test kills and reaps itself, so it can be seen alive,
+/// as a zombie, and gone.
+final class ChildProcess {
+    let pid: pid_t
+    private var reaped = false
+
+    init(seconds: Int = 60) throws {
+        var pid: pid_t = 0
+        var argv: [UnsafeMutablePointer<CChar>?] = ["/bin/sleep", String(seconds)].map { (arg: String) in strdup(arg) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let rc = posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ)
+        guard rc == 0 else { throw POSIXError(.init(rawValue: rc) ?? .EIO) }
+        self.pid = pid
+    }
+
+    /// Kills it and waits until the kernel shows it as a zombie (not reaped yet).
+    func killLeavingZombie() {
+        kill(pid, SIGKILL)
+        for _ in 0..<200 where ProcFS.startTime(of: pid)?.isZombie != true { usleep(10_000) }
+    }
+
+    /// Kills and reaps it: afterwards its pid names no process.
+    func killAndReap() {
+        guard !reaped else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        reaped = true
+    }
+
+    deinit { killAndReap() }
+}

@@ -91,6 +91,30 @@ import Testing
         }
     }
 
+    /// A run owned by another live process is left alone until that process dies.
+    @Test func aRunOfAnotherLiveProcessIsKeptUntilItDies() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/wallet.khw"
+            let child = try ChildProcess()
+            let owner = try #require(RunOwner.of(pid: child.pid))
+            let id = Fixture.id([0xc4])
+            do {
+                let store = try TokenStore(path: path)
+                _ = try store.importToken(Fixture.token(id), now: 1)
+                _ = try store.beginRun(id: id, owner: owner, startedAt: 10)
+            }
+            let other = try TokenStore(path: path)
+            #expect(try other.token(id: id)?.pendingOwner == owner)
+            let error = try #require(walletError { try other.beginRun(id: id, owner: .current(), startedAt: 11) })
+            #expect(error.kind == "running")
+            #expect(error.message.contains("process \(child.pid)"))
+
+            child.killAndReap()
+            #expect(try other.reconcile() == [ReconciledRun(tokenID: id, owner: owner, startedAt: 10)])
+            #expect(try other.token(id: id)?.state == .held)
+        }
+    }
+
     @Test func reconcileReportsWhatItReset() throws {
         try withWallet { store in
             let id = Fixture.id([0xd0])
@@ -223,6 +247,16 @@ import Testing
         #expect(!RunOwner(pid: me.pid, startTime: me.startTime + 1, bootID: me.bootID).isAlive)
         #expect(!RunOwner(pid: me.pid, startTime: me.startTime, bootID: "00000000-0000-0000-0000-000000000000").isAlive)
         #expect(!RunOwner(pid: 0, startTime: 0, bootID: me.bootID).isAlive)
+    }
+
+    @Test func anotherLiveProcessIsAliveAndItsZombieIsNot() throws {
+        let child = try ChildProcess()
+        let owner = try #require(RunOwner.of(pid: child.pid))
+        #expect(owner.isAlive)
+        #expect(owner.startTime >= RunOwner.current().startTime)
+        child.killLeavingZombie()
+        #expect(ProcFS.startTime(of: child.pid)?.isZombie == true)
+        #expect(!owner.isAlive)
     }
 
     @Test func aReapedProcessIsDead() throws {
