@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import KeyhostTokens
+import KeyhostWallet
 
 /// `keyhost token inspect FILE`: shows tokens without running anything.
 struct TokenInspect: ParsableCommand {
@@ -9,26 +11,52 @@ struct TokenInspect: ParsableCommand {
         discussion: "Exit status: 0 when every token's signature is valid, 1 when one is not or the file cannot be read."
     )
 
-    @Argument(help: ArgumentHelp("A file of armoured tokens ('khtok1:…' lines), or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("A file of armoured tokens ('khtok1:…' lines), - for standard input, or the id (unique hex prefix) of a token in the wallet.", valueName: "file|id"))
     var file: String
+
+    @OptionGroup var options: WalletOptions
 
     @Flag(help: "Print JSON: {\"tokens\": [...]} with bytes as hex.")
     var json = false
 
     func run() throws {
         try Failure.exitOnError {
-            let text = try readTokenFile(file)
-            let tokens = try TokenArmor.tokens(in: text, source: file)
-            if json {
-                try printJSON(["tokens": tokens.map(Self.json)])
+            let wallet = try existingWallet()
+            let tokens: [SignedToken]
+            if file != "-", !SourceFile.exists(file), file.count >= 4, file.allSatisfy(\.isHexDigit) {
+                guard let wallet else { throw Failure.message("\(file) is neither a file nor, with no wallet, a token id") }
+                tokens = [try wallet.store.find(idPrefix: file).token]
             } else {
-                for (i, signed) in tokens.enumerated() {
+                tokens = try TokenArmor.tokens(in: try readTokenFile(file), source: file)
+            }
+            let states = try tokens.map { try wallet?.store.token(id: $0.token.id) }
+            if json {
+                try printJSON(["tokens": zip(tokens, states).map { signed, stored in
+                    var row = Self.json(signed)
+                    row["state"] = stored.map { $0.state.rawValue.lowercased() as Any } ?? NSNull()
+                    return row
+                }])
+            } else {
+                for (i, (signed, stored)) in zip(tokens, states).enumerated() {
                     if i > 0 { print("") }
                     print(Self.describe(signed, number: i + 1, of: tokens.count))
+                    if wallet != nil {
+                        var state = stored.map { $0.state.rawValue } ?? "not in the wallet"
+                        if let spent = stored?.spentAt { state += " at \(UnixTime.iso8601(spent))" }
+                        if let receipt = stored?.receiptID { state += ", receipt \(hexString(receipt))" }
+                        print("  " + "wallet".padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + state)
+                    }
                 }
             }
             if tokens.contains(where: { !$0.signatureIsValid }) { throw ExitCode(1) }
         }
+    }
+
+    /// The wallet, when one exists where --wallet (or the default) points; inspecting never creates one.
+    private func existingWallet() throws -> TokenWallet? {
+        let path = try options.path()
+        guard SourceFile.exists(path) else { return nil }
+        return try TokenWallet(path: path)
     }
 
     static func describe(_ signed: SignedToken, number: Int, of count: Int) -> String {
@@ -41,9 +69,18 @@ struct TokenInspect: ParsableCommand {
         row("valid", window(t))
         row("holder", hexString(t.holder.compressed))
         row("program", "\(t.program.kind.rawValue), \(t.program.code.count) bytes, sha256 \(hexString(t.programHash))")
+        if !t.policy.isEmpty { row("limits", Self.limits(t.policy)) }
         if let meta = t.metadata { row("metadata", meta.diagnostic) }
         row("signature", signed.signatureIsValid ? "valid (BIP340 by the issuer)" : "INVALID: not the issuer's signature over this token")
         return lines.joined(separator: "\n")
+    }
+
+    static func limits(_ p: TokenPolicy) -> String {
+        var parts: [String] = []
+        if let n = p.instructions { parts.append("\(n) instructions") }
+        if let m = p.memoryBytes { parts.append("\(m) bytes of memory") }
+        if let t = p.timeMillis { parts.append("\(t) ms") }
+        return parts.joined(separator: ", ")
     }
 
     static func window(_ t: Token) -> String {
@@ -65,6 +102,9 @@ struct TokenInspect: ParsableCommand {
         if let v = t.notBefore { out["not_before"] = v }
         if let v = t.expires { out["expires"] = v }
         if let meta = t.metadata { out["metadata"] = meta.diagnostic }
+        if let n = t.policy.instructions { out["limit_instructions"] = n }
+        if let m = t.policy.memoryBytes { out["limit_memory"] = m }
+        if let ms = t.policy.timeMillis { out["limit_time_ms"] = ms }
         return out
     }
 }

@@ -40,6 +40,15 @@ struct TokenIssue: ParsableCommand {
     @Option(help: ArgumentHelp("Not valid from this time on: Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.", valueName: "time"))
     var expires: String?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("The program's instruction budget (wallets cap it; default: the wallet's).", valueName: "count"))
+    var instructionLimit: UInt64?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("The program's memory cap in MiB (wallets cap it; default: the wallet's).", valueName: "mib"))
+    var memoryLimit: UInt64?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("The program's wall-clock limit in seconds (wallets cap it; default: the wallet's).", valueName: "seconds"))
+    var timeLimit: Double?
+
     @Option(help: ArgumentHelp("The environment variable holding the issuer's private key or mnemonic.", valueName: "name"))
     var issuerKeyEnv: String
 
@@ -47,6 +56,13 @@ struct TokenIssue: ParsableCommand {
     var output: String?
 
     func validate() throws {
+        if instructionLimit == 0 { throw ValidationError("--instruction-limit must be at least 1, got 0") }
+        if let memoryLimit, !(1...(1 << 20)).contains(memoryLimit) {
+            throw ValidationError("--memory-limit must be between 1 and 1048576 MiB, got \(memoryLimit)")
+        }
+        if let timeLimit, !(timeLimit >= 0.001 && timeLimit <= 3600) {
+            throw ValidationError("--time-limit must be between 0.001 and 3600 seconds, got \(timeLimit)")
+        }
         if let notBefore, UnixTime.parse(notBefore) == nil {
             throw ValidationError("--not-before must be Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \(notBefore.debugDescription)")
         }
@@ -73,7 +89,11 @@ struct TokenIssue: ParsableCommand {
             let token = Token(
                 id: secureRandomBytes(32), issuer: key.publicKey.xOnly, value: value, unit: unit,
                 notBefore: notBefore.flatMap(UnixTime.parse), expires: expires.flatMap(UnixTime.parse),
-                program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder
+                program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder,
+                policy: TokenPolicy(
+                    instructions: instructionLimit, memoryBytes: memoryLimit.map { $0 << 20 },
+                    timeMillis: timeLimit.map { UInt64(($0 * 1000).rounded(.up)) }
+                )
             )
             let line = TokenArmor.armor(try SignedToken.issue(token, issuerKey: key)) + "\n"
             if let output {
