@@ -22,6 +22,8 @@ enum Schema {
                     trusted_at INTEGER NOT NULL
                 ) WITHOUT ROWID;
 
+                -- Tokens and runs are rowid tables: their rows hold blobs up to hundreds of KiB,
+                -- which WITHOUT ROWID tables store badly.
                 -- One row per token. The owner columns say who holds a PENDING token; spent_at and
                 -- receipt_id say how it was spent. Which are set is fixed by the state.
                 CREATE TABLE tokens (
@@ -45,7 +47,7 @@ enum Schema {
                     UNIQUE (id, state),
                     -- A SPENT token has its run (receipt_id is NULL, so unchecked, in the other states).
                     FOREIGN KEY (id, receipt_id) REFERENCES runs (token_id, receipt_id) DEFERRABLE INITIALLY DEFERRED
-                ) WITHOUT ROWID;
+                );
 
                 -- The committed run of each SPENT token: its effects and receipt, written in the same
                 -- transaction that makes the token SPENT, and never changed after.
@@ -63,7 +65,7 @@ enum Schema {
                     spent_at    INTEGER NOT NULL,
                     UNIQUE (token_id, receipt_id),
                     FOREIGN KEY (token_id, token_state) REFERENCES tokens (id, state) DEFERRABLE INITIALLY DEFERRED
-                ) WITHOUT ROWID;
+                );
 
                 CREATE TRIGGER runs_are_final_update BEFORE UPDATE ON runs
                 BEGIN SELECT RAISE(ABORT, 'a committed run is never changed'); END;

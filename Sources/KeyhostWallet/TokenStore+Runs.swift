@@ -55,6 +55,7 @@ extension TokenStore {
     /// Commits `run`: its effects and receipt are stored and the token becomes SPENT, in one fsynced
     /// transaction. Throws `conflict` (and changes nothing) unless the token is PENDING for this run.
     public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64) throws {
+        guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
         try write("commit the run of token \(Self.short(run.tokenID))") { db in
             if let other = try Row.fetchOne(db, sql: "SELECT token_id FROM runs WHERE receipt_id = ?", arguments: [Self.blob(receiptID)]) {
                 throw WalletError.conflict(

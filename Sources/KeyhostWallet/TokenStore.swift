@@ -71,15 +71,28 @@ public final class TokenStore {
             // may be lost (beginRun) lower it for their own transaction only.
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        let opened: DatabaseQueue
-        do {
-            opened = try DatabaseQueue(path: path, configuration: configuration)
-        } catch {
-            throw Self.wrap(error, path: path, operation: "open the wallet")
-        }
-        queue = opened
+        queue = try Self.open(path: path, configuration: configuration)
         try migrate()
         try reconcile()
+    }
+
+    /// The connection, retrying while another connection holds the lock that switching to WAL needs.
+    private static func open(path: String, configuration: Configuration) throws -> DatabaseQueue {
+        // SQLite's busy handler only runs when a transaction waits for a lock. Switching a new
+        // wallet's journal to WAL takes an exclusive lock without it, so processes creating the
+        // same wallet at once are refused at once with SQLITE_BUSY: wait here instead, as long as
+        // a transaction would.
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int(busyTimeout * 1000)))
+        while true {
+            do {
+                return try DatabaseQueue(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && clock.now < deadline {
+                usleep(20_000)
+            } catch {
+                throw wrap(error, path: path, operation: "open the wallet")
+            }
+        }
     }
 
     /// The schema version of the open wallet (`PRAGMA user_version`).
@@ -184,7 +197,7 @@ public final class TokenStore {
             return .store("wallet \(path): cannot \(operation): \(error)")
         }
         if error.resultCode == .SQLITE_BUSY {
-            return .store("wallet \(path): cannot \(operation): another process has held the wallet locked for more than \(Int(busyTimeout)) seconds; try again")
+            return .store("wallet \(path): cannot \(operation): the wallet is locked by another connection (SQLite code \(error.extendedResultCode.rawValue)); try again")
         }
         let detail = error.message ?? "SQLite error"
         return .store("wallet \(path): cannot \(operation): \(detail) (SQLite code \(error.extendedResultCode.rawValue))")

@@ -12,6 +12,7 @@ public struct WalletError: Error, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message, as the user sees it.
     public var description: String { message }
 
     static func alreadySpent(_ message: String) -> WalletError { WalletError(kind: "already_spent", message: message) }

@@ -176,6 +176,8 @@ import Testing
             let runB = try store.beginRun(id: b, owner: .current(), startedAt: 3)
             #expect(walletError { try store.commitRun(runB, effects: [], receipt: [], receiptID: [5], spentAt: 4) }?.kind == "conflict")
             #expect(try store.token(id: b)?.state == .pending)
+            #expect(walletError { try store.commitRun(runB, effects: [], receipt: [], receiptID: [], spentAt: 4) }?.kind == "invalid")
+            #expect(try store.token(id: b)?.state == .pending)
         }
     }
 
