@@ -80,6 +80,7 @@ extension TokenStore {
             guard db.changesCount == 1 else {
                 throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
             }
+            Failpoint.hit("in_commit")
         }
     }
 

@@ -153,7 +153,9 @@ public final class TokenWallet {
             token: signed, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
             bytecodeAllowed: token.program.kind == .luaBytecode
         )
+        Failpoint.hit("before_pending")
         let pending = try store.beginRun(id: id, owner: RunOwner.current(), startedAt: now)
+        Failpoint.hit("after_pending")
         var committed = false
         defer { if !committed { try? store.abortRun(pending) } }
         let effects: [CBORValue]
@@ -162,6 +164,7 @@ public final class TokenWallet {
         case .failed(let kind, let message):
             throw WalletError(kind: kind, message: "\(name) did not run to the end (\(kind)); it stays HELD, with no effects: \(message)")
         }
+        Failpoint.hit("after_program")
         let receipt = Receipt(token: signed, arguments: arguments, now: now, effects: effects)
         let signature: [UInt8]
         do { signature = try signer.sign(digest: receipt.digest) } catch {
@@ -171,8 +174,10 @@ public final class TokenWallet {
         guard signedReceipt.signatureIsValid else {
             throw WalletError(kind: "signing", message: "\(name): the receipt signature does not verify with the holder key; it stays HELD")
         }
+        Failpoint.hit("after_sign")
         try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id, spentAt: now)
         committed = true
+        Failpoint.hit("after_commit")
         return Run(receipt: signedReceipt)
     }
 

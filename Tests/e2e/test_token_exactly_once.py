@@ -1,0 +1,226 @@
+"""Exactly-once for token runs, checked from outside: kill -9 at every named step and at random
+moments, processes racing for one token, tampering. The wallet file is read with Python's sqlite3,
+receipts are decoded with cbor2 and their holder signatures checked with coincurve (never keyhost's
+own code)."""
+import hashlib
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+
+import cbor2
+import coincurve
+import pytest
+
+ISSUER = "0b432b2677937381aef05bb02a66ecd012773062cf3fa2549e44f58ed2401710"
+FAILPOINTS = ["before_pending", "after_pending", "after_program", "after_sign", "in_commit", "after_commit"]
+
+# Busy for a while, so that random kills land in every phase of a run, then one record.
+PROGRAM = """
+local t = ...
+local n = 0
+for i = 1, (t.args.spin or 0) do n = n + i end
+t.emit { token = t.hex.encode(t.token.id), value = t.token.value, spin = n }
+"""
+
+
+class Wallet:
+    def __init__(self, keyhost_bin, tmp_path):
+        self.bin = keyhost_bin
+        self.dir = tmp_path
+        self.path = str(tmp_path / "wallet.db")
+        self.env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ISSUER": ISSUER}
+        out = self.keyhost("token", "wallet", "init", "--json")
+        assert out.returncode == 0, out.stderr
+        import json
+        self.holder = json.loads(out.stdout)["holder_public_key"]
+        (tmp_path / "p.lua").write_text(PROGRAM)
+
+    def keyhost(self, *args, env=None, wallet=True):
+        full = [self.bin, *args] + (["--wallet", self.path] if wallet else [])
+        return subprocess.run(full, capture_output=True, text=True, timeout=60, env={**self.env, **(env or {})}, cwd=self.dir)
+
+    def issue(self, count):
+        lines = []
+        for _ in range(count):
+            out = self.keyhost("token", "issue", "--program", "p.lua", "--value", "7", "--unit", "pt", "--to", self.holder,
+                               "--issuer-key-env", "ISSUER", wallet=False)
+            assert out.returncode == 0, out.stderr
+            lines.append(out.stdout.strip())
+        (self.dir / "batch.tok").write_text("\n".join(lines) + "\n")
+        out = self.keyhost("token", "import", "batch.tok")
+        assert out.returncode == 0, out.stderr
+        return [cbor2.loads(b64url(l.split(":", 1)[1]))["token"]["id"].hex() for l in lines]
+
+    def run(self, token_id, *extra, env=None):
+        return self.keyhost("token", "run", token_id, *extra, env=env)
+
+    def rows(self):
+        db = sqlite3.connect(self.path)
+        try:
+            tokens = {r[0].hex(): (r[1], r[2]) for r in db.execute("SELECT id, state, receipt_id FROM tokens")}
+            runs = {}
+            for token_id, receipt_id, receipt, effects in db.execute("SELECT token_id, receipt_id, receipt, effects FROM runs"):
+                runs.setdefault(token_id.hex(), []).append((receipt_id, receipt, effects))
+            return tokens, runs
+        finally:
+            db.close()
+
+
+def b64url(text):
+    import base64
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def tagged(tag, data):
+    t = hashlib.sha256(tag.encode()).digest()
+    return hashlib.sha256(t + t + data).digest()
+
+
+def der(compact):
+    def integer(b):
+        b = b.lstrip(b"\0")
+        if not b or b[0] & 0x80:
+            b = b"\0" + b
+        return bytes([2, len(b)]) + b
+    body = integer(compact[:32]) + integer(compact[32:])
+    return bytes([0x30, len(body)]) + body
+
+
+def check_receipt(receipt_bytes, effects_bytes, token_id):
+    """The stored receipt, decoded and checked independently."""
+    envelope = cbor2.loads(receipt_bytes)
+    statement = envelope["receipt"]
+    assert statement["token_id"].hex() == token_id
+    assert hashlib.sha256(effects_bytes).digest() == statement["effects_sha256"]
+    assert cbor2.loads(effects_bytes) == envelope["effects"]
+    assert hashlib.sha256(envelope["token"]).digest() == statement["token_sha256"]
+    digest = tagged("keyhost/receipt/v1", cbor2.dumps(statement, canonical=True))
+    holder = coincurve.PublicKey(statement["holder"])
+    assert holder.verify(der(envelope["sig"]), digest, hasher=None), "holder signature does not verify"
+    [record] = envelope["effects"]
+    assert record["token"] == token_id and record["value"] == 7
+    return digest
+
+
+def check_invariants(wallet):
+    """Every token is HELD with no run, or SPENT with exactly one run whose receipt holds."""
+    # Opening the wallet (any command) reconciles runs whose process is gone.
+    out = wallet.keyhost("token", "list")
+    assert out.returncode == 0, out.stderr
+    tokens, runs = wallet.rows()
+    for token_id, (state, receipt_id) in tokens.items():
+        if state == "HELD":
+            assert token_id not in runs, f"{token_id} is HELD but has effects"
+        elif state == "SPENT":
+            assert len(runs.get(token_id, [])) == 1, f"{token_id} is SPENT with {len(runs.get(token_id, []))} runs"
+            stored_receipt_id, receipt, effects = runs[token_id][0]
+            assert stored_receipt_id == receipt_id
+            assert check_receipt(receipt, effects, token_id) == receipt_id
+        else:
+            pytest.fail(f"{token_id} is {state} after reopening")
+    return tokens
+
+
+@pytest.fixture
+def wallet(keyhost_bin, tmp_path):
+    return Wallet(keyhost_bin, tmp_path)
+
+
+def test_a_token_runs_once_and_its_receipt_verifies(wallet):
+    [token] = wallet.issue(1)
+    first = wallet.run(token[:8])
+    assert first.returncode == 0, first.stderr
+    second = wallet.run(token[:8])
+    assert second.returncode == 1
+    assert "already spent" in second.stderr and "a token runs once" in second.stderr
+    tokens = check_invariants(wallet)
+    assert tokens[token][0] == "SPENT"
+
+
+@pytest.mark.parametrize("failpoint", FAILPOINTS)
+def test_kill_at_each_named_step(wallet, failpoint):
+    [token] = wallet.issue(1)
+    killed = wallet.run(token, env={"KEYHOST_FAILPOINT": failpoint})
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
+    assert killed.stdout == "", "nothing may be printed before the commit"
+    tokens = check_invariants(wallet)
+    expected = "SPENT" if failpoint == "after_commit" else "HELD"
+    assert tokens[token][0] == expected
+    again = wallet.run(token)
+    if expected == "HELD":
+        assert again.returncode == 0, again.stderr
+    else:
+        assert again.returncode == 1 and "already spent" in again.stderr
+    assert check_invariants(wallet)[token][0] == "SPENT"
+
+
+def test_kill_at_random_moments(wallet):
+    trials = int(os.environ.get("KEYHOST_KILL_TRIALS", "200"))
+    rng = random.Random(int(os.environ.get("KEYHOST_KILL_SEED", "20261124")))
+    tokens = wallet.issue(trials)
+    outcomes = {"HELD": 0, "SPENT": 0}
+    for token in tokens:
+        spin = str(rng.choice([0, 1000, 100000, 400000]))
+        proc = subprocess.Popen([wallet.bin, "token", "run", token, "--int", f"spin={spin}", "--wallet", wallet.path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=wallet.env, cwd=wallet.dir)
+        time.sleep(rng.uniform(0, 0.08))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        state = check_invariants(wallet)[token][0]
+        outcomes[state] += 1
+        if proc.returncode == 0:
+            assert state == "SPENT"
+        if state == "HELD":
+            assert b"effect" not in out
+    print(f"random kills: {outcomes}")
+    assert outcomes["HELD"] > 0 and outcomes["SPENT"] > 0, f"the kills did not land on both sides of the commit: {outcomes}"
+    # Every token that survived HELD runs now, exactly once.
+    for token in tokens:
+        result = wallet.run(token)
+        assert result.returncode in (0, 1)
+    tokens_now = check_invariants(wallet)
+    assert all(state == "SPENT" for state, _ in tokens_now.values())
+    _, runs = wallet.rows()
+    assert all(len(r) == 1 for r in runs.values()) and len(runs) == trials
+
+
+def test_eight_processes_race_for_one_token(wallet):
+    for token in wallet.issue(4):
+        procs = [subprocess.Popen([wallet.bin, "token", "run", token, "--int", "spin=50000", "--wallet", wallet.path],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=wallet.env, cwd=wallet.dir)
+                 for _ in range(8)]
+        results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
+        winners = [r for r in results if r[0] == 0]
+        assert len(winners) == 1, results
+        for status, _, err in results:
+            if status != 0:
+                assert status == 1 and ("already spent" in err or "is being run by process" in err), err
+        assert check_invariants(wallet)[token][0] == "SPENT"
+
+
+def test_failures_leave_the_token_held(wallet):
+    [token] = wallet.issue(1)
+    (wallet.dir / "loop.lua").write_text("while true do end")
+    for extra, kind in [(["--int", "spin=99999999999"], "instruction_limit")]:
+        result = wallet.run(token, *extra)
+        assert result.returncode == 1 and kind in result.stderr and "stays HELD" in result.stderr, result.stderr
+    assert check_invariants(wallet)[token][0] == "HELD"
+    assert wallet.run(token).returncode == 0
+
+
+def test_a_token_altered_in_the_wallet_file_is_refused_before_it_runs(wallet):
+    [token] = wallet.issue(1)
+    db = sqlite3.connect(wallet.path)
+    (encoded,) = db.execute("SELECT encoded FROM tokens WHERE id = ?", (bytes.fromhex(token),)).fetchone()
+    envelope = cbor2.loads(encoded)
+    envelope["token"]["value"] = 7000
+    db.execute("UPDATE tokens SET encoded = ? WHERE id = ?", (cbor2.dumps(envelope, canonical=True), bytes.fromhex(token)))
+    db.commit()
+    db.close()
+    result = wallet.run(token)
+    assert result.returncode == 1 and "signature does not hold" in result.stderr, result.stderr
+    tokens, runs = wallet.rows()
+    assert tokens[token][0] == "HELD" and token not in runs
