@@ -61,6 +61,10 @@ let package = Package(
 
         // Speed figures against C baselines (scripts/bench); not part of the product.
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),
+        .executableTarget(
+            name: "keyhost-token-bench",
+            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
 
         // Test helpers shared by test targets (a loopback HTTP server).
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),

@@ -30,9 +30,21 @@ enum Capability {
       emit = emit,
       hash = frozen("hash", hashes),
       verify = frozen("verify", verifiers),
-      hex = module(hex_source, "hex"),
-      json = module(json_source, "json"),
     }
-    return frozen("token capability", cap)
+    -- hex and json are compiled on first use (json is 700 lines): most programs need neither.
+    local lazy = { hex = hex_source, json = json_source }
+    return setmetatable({}, {
+      __index = function(_, key)
+        local value = cap[key]
+        if value == nil and lazy[key] then
+          value = module(lazy[key], key)
+          cap[key], lazy[key] = value, nil
+        end
+        return value
+      end,
+      __newindex = function(_, key) error("token: 'token capability' is read-only (cannot set '" .. tostring(key) .. "')", 2) end,
+      __pairs = function() return pairs(cap) end,
+      __metatable = false,
+    })
     """#
 }

@@ -9,19 +9,26 @@ import Glibc
 /// kernel limits on itself, runs the program and writes the outcome on standard output. It has
 /// no store, no keys and no environment, so whatever a program does to it ends with it.
 public enum TokenWorker {
-    /// Serves one request; returns the process exit status.
-    public static func serve(player: TokenPlayer) -> Int32 {
+    /// Serves one request, or with `serving` every request until its input ends; returns the
+    /// process exit status.
+    public static func serve(player: TokenPlayer, serving: Bool = false) -> Int32 {
         // Die with the wallet: a run nobody waits for must not go on.
         _ = khp_die_with_parent()
-        let request: RunRequest
-        do {
-            guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else { return 2 }
-            request = try RunRequest(encoded: bytes)
-        } catch {
-            return answer(.failed(kind: "setup", message: "the worker could not read its request: \(error)"))
-        }
-        limitSelf(request.limits)
-        return answer(player.run(request))
+        set(RLIMIT_CORE, 0)
+        set(RLIMIT_FSIZE, 0)
+        repeat {
+            let request: RunRequest
+            do {
+                guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else { return serving ? 0 : 2 }
+                request = try RunRequest(encoded: bytes)
+            } catch {
+                return answer(.failed(kind: "setup", message: "the worker could not read its request: \(error)"))
+            }
+            limitSelf(request.limits)
+            let status = answer(player.run(request))
+            if status != 0 { return status }
+        } while serving
+        return 0
     }
 
     private static func answer(_ outcome: RunOutcome) -> Int32 {
@@ -29,8 +36,10 @@ public enum TokenWorker {
         return 0
     }
 
-    /// Kernel-enforced limits under the Lua ones: address space (what the process has now plus
-    /// the run's memory and some slack for the runtime), CPU seconds, no files written, no core.
+    /// Kernel-enforced limits under the Lua ones, set before each run: address space (what the
+    /// process has now plus twice the run's memory and slack for the runtime) and CPU seconds
+    /// (counted from what the process has used so far, since RLIMIT_CPU counts the whole process).
+    /// Only soft limits move, so a warm worker can set them again for its next run.
     static func limitSelf(_ limits: RunLimits) {
         let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
         var current: UInt64 = 0
@@ -39,11 +48,11 @@ public enum TokenWorker {
             if withUnsafeMutablePointer(to: &size, { fscanfSize(statm, $0) }) { current = UInt64(size) * page }
             fclose(statm)
         }
-        let slack: UInt64 = 256 << 20
-        if current > 0 { set(RLIMIT_AS, current + limits.memoryBytes * 2 + slack) }
-        set(RLIMIT_CPU, (limits.timeMillis + 999) / 1000 + 1)
-        set(RLIMIT_FSIZE, 0)
-        set(RLIMIT_CORE, 0)
+        if current > 0 { set(RLIMIT_AS, current + limits.memoryBytes * 2 + (256 << 20), soft: true) }
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let used = UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        set(RLIMIT_CPU, used + (limits.timeMillis + 999) / 1000 + 1, soft: true)
     }
 
     private static func fscanfSize(_ file: UnsafeMutablePointer<FILE>, _ out: UnsafeMutablePointer<UInt>) -> Bool {
@@ -55,8 +64,11 @@ public enum TokenWorker {
         return true
     }
 
-    private static func set(_ resource: __rlimit_resource, _ value: UInt64) {
-        var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+    private static func set(_ resource: __rlimit_resource, _ value: UInt64, soft: Bool = false) {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(resource.rawValue), &limit)
+        limit.rlim_cur = rlim_t(value)
+        if !soft || limit.rlim_max < limit.rlim_cur { limit.rlim_max = rlim_t(value) }
         _ = setrlimit(__rlimit_resource_t(resource.rawValue), &limit)
     }
 }

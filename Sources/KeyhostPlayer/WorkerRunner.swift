@@ -5,18 +5,30 @@ import KeyhostTokens
 import Glibc
 #endif
 
-/// The wallet side: runs each request in a fresh worker process (keyhost itself in worker mode)
-/// and kills it at the wall-clock deadline. A crash, a hang or a limit in the worker comes back
-/// as a failed outcome; the wallet process is never at risk from the program.
-public struct WorkerRunner {
+/// The wallet side: runs each request in a worker process (keyhost itself in worker mode) and
+/// kills it at the wall-clock deadline. A crash, a hang or a limit in the worker comes back as a
+/// failed outcome; the wallet process is never at risk from the program.
+///
+/// By default every run gets a fresh process. `runsPerWorker` above 1 keeps a worker warm for
+/// that many runs (each in a fresh Lua state), which saves the process start (milliseconds for a
+/// dynamically linked binary) at the price of runs sharing an address space: a worker is retired
+/// after any run that did not complete, so only runs that ended cleanly are followed by another.
+public final class WorkerRunner {
     /// The keyhost executable to start (`/proc/self/exe` from the CLI).
-    public var executable: String
+    public let executable: String
     /// Time for the worker to start and answer, on top of the run's own limit.
     public var grace: Double = 2
+    /// Runs one worker process serves before it is replaced (1: a fresh process per run).
+    public let runsPerWorker: Int
 
-    public init(executable: String) {
+    private var worker: Worker?
+
+    public init(executable: String, runsPerWorker: Int = 1) {
         self.executable = executable
+        self.runsPerWorker = max(1, runsPerWorker)
     }
+
+    deinit { worker?.retire() }
 
     /// The running keyhost binary.
     public static var currentExecutable: String {
@@ -28,71 +40,139 @@ public struct WorkerRunner {
     }
 
     public func run(_ request: RunRequest) -> RunOutcome {
-        var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-        guard khp_pipe_cloexec(&toChild) == 0 else { return crashed("cannot create a pipe: \(String(cString: strerror(errno)))") }
-        guard khp_pipe_cloexec(&fromChild) == 0 else {
-            close(toChild[0]); close(toChild[1])
-            return crashed("cannot create a pipe: \(String(cString: strerror(errno)))")
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = [executable, "token", "_worker"]
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
-        close(toChild[0]); close(fromChild[1])
-        guard status == 0 else {
-            close(toChild[1]); close(fromChild[0])
-            return crashed("cannot start the worker \(executable): \(String(cString: strerror(status)))")
-        }
-        defer { close(fromChild[0]) }
-        // SIGPIPE would end the wallet if the worker died before reading; the write reports EPIPE instead.
+        // SIGPIPE would end the wallet if the worker died before reading; writes report EPIPE instead.
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        let written: Bool
-        do { try WorkerFraming.write(request.encoded, to: toChild[1]); written = true } catch { written = false }
-        close(toChild[1])
-        let deadline = WorkerFraming.monotonicSeconds() + Double(request.limits.timeMillis) / 1000 + grace
-        let answer: Result<[UInt8]?, Error>
-        if written {
-            answer = Result { try WorkerFraming.read(from: fromChild[0], limit: TokenLimits.maxEffectsBytes + (64 << 10), deadline: deadline) }
-        } else {
-            answer = .success(nil)
+        var started = false
+        if worker == nil {
+            switch Worker.start(executable: executable, serving: runsPerWorker > 1) {
+            case .success(let w): worker = w; started = true
+            case .failure(let error): return .failed(kind: "crashed", message: error.description)
+            }
         }
-        if case .failure(let error) = answer, error is WorkerFraming.Timeout {
-            kill(pid, SIGKILL)
-            _ = reap(pid)
-            return .failed(kind: "time_limit", message: "the worker was stopped at the wall-clock deadline (\(request.limits.timeMillis) ms)")
+        guard let current = worker else { return .failed(kind: "crashed", message: "no worker") }
+        let outcome = current.exchange(request, grace: grace)
+        current.runs += 1
+        var retire = current.runs >= runsPerWorker
+        if case .failed(let kind, _) = outcome {
+            retire = true
+            // A warm worker that died between runs (killed from outside, say) gets one fresh try.
+            if kind == "crashed", !started, current.answered == current.runs - 1, current.silentDeath {
+                current.retire()
+                worker = nil
+                return run(request)
+            }
         }
-        let exit = reap(pid)
-        switch answer {
-        case .success(let bytes?):
-            guard let outcome = try? RunOutcome(encoded: bytes) else { return crashed("the worker's answer is malformed") }
-            return outcome
-        case .success(nil):
-            return crashed("the worker ended without an answer (\(exit))")
-        case .failure(let error):
-            return crashed("\(error) (\(exit))")
+        if retire {
+            current.retire()
+            worker = nil
         }
+        return outcome
     }
 
-    private func crashed(_ message: String) -> RunOutcome { .failed(kind: "crashed", message: message) }
+    /// One worker process and its pipes.
+    final class Worker {
+        let pid: pid_t
+        let input: Int32
+        let output: Int32
+        var runs = 0
+        var answered = 0
+        /// The last exchange found the worker gone before it read anything.
+        var silentDeath = false
+        private var exitText: String?
 
-    /// Waits for the worker and says how it ended.
-    private func reap(_ pid: pid_t) -> String {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return "status unknown" }
+        private init(pid: pid_t, input: Int32, output: Int32) {
+            self.pid = pid
+            self.input = input
+            self.output = output
         }
-        let signal = status & 0x7F
-        if signal == 0 { return "exit status \((status >> 8) & 0xFF)" }
-        let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
-        return "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")"
+
+        struct StartError: Error, CustomStringConvertible { let description: String }
+
+        static func start(executable: String, serving: Bool) -> Result<Worker, StartError> {
+            var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
+            guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
+            guard khp_pipe_cloexec(&fromChild) == 0 else {
+                close(toChild[0]); close(toChild[1])
+                return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))"))
+            }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+            posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let argv = [executable, "token", "_worker"] + (serving ? ["--serve"] : [])
+            var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+            defer { for p in cArgs { free(p) } }
+            var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there
+            var pid: pid_t = 0
+            let status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+            close(toChild[0]); close(fromChild[1])
+            guard status == 0 else {
+                close(toChild[1]); close(fromChild[0])
+                return .failure(StartError(description: "cannot start the worker \(executable): \(String(cString: strerror(status)))"))
+            }
+            return .success(Worker(pid: pid, input: toChild[1], output: fromChild[0]))
+        }
+
+        func exchange(_ request: RunRequest, grace: Double) -> RunOutcome {
+            do { try WorkerFraming.write(request.encoded, to: input) } catch {
+                silentDeath = true
+                return .failed(kind: "crashed", message: "the worker ended before it took the request (\(reap()))")
+            }
+            let deadline = WorkerFraming.monotonicSeconds() + Double(request.limits.timeMillis) / 1000 + grace
+            let bytes: [UInt8]?
+            do {
+                bytes = try WorkerFraming.read(from: output, limit: TokenLimits.maxEffectsBytes + (64 << 10), deadline: deadline)
+            } catch is WorkerFraming.Timeout {
+                kill(pid, SIGKILL)
+                _ = reap()
+                return .failed(kind: "time_limit", message: "the worker was stopped at the wall-clock deadline (\(request.limits.timeMillis) ms)")
+            } catch {
+                return .failed(kind: "crashed", message: "\(error) (\(reap()))")
+            }
+            guard let bytes else {
+                return .failed(kind: "crashed", message: "the worker ended without an answer (\(reap()))")
+            }
+            answered += 1
+            guard let outcome = try? RunOutcome(encoded: bytes) else {
+                return .failed(kind: "crashed", message: "the worker's answer is malformed")
+            }
+            return outcome
+        }
+
+        /// Closes the pipes (a serving worker ends at end of input), then waits for it; a worker that
+        /// does not end promptly is killed.
+        func retire() {
+            close(input)
+            close(output)
+            if exitText == nil {
+                var status: Int32 = 0
+                for _ in 0..<100 {
+                    if waitpid(pid, &status, WNOHANG) == pid { exitText = ""; return }
+                    usleep(1000)
+                }
+                kill(pid, SIGKILL)
+                _ = reap()
+            }
+        }
+
+        /// Waits for the worker and says how it ended.
+        func reap() -> String {
+            if let exitText { return exitText }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 {
+                if errno != EINTR { exitText = "status unknown"; return exitText! }
+            }
+            let signal = status & 0x7F
+            if signal == 0 {
+                exitText = "exit status \((status >> 8) & 0xFF)"
+            } else {
+                let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
+                exitText = "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")"
+            }
+            return exitText!
+        }
     }
 }

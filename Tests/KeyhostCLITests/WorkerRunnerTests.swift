@@ -59,4 +59,16 @@ import Testing
         guard case .failed("crashed", let m3) = garbage else { Issue.record("got \(garbage)"); return }
         #expect(m3.contains("malformed"))
     }
+
+    /// A warm worker serves several runs, each in a fresh Lua state, and is replaced after a failure.
+    @Test func aWarmWorkerServesManyRunsAndIsReplacedAfterAFailure() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path, runsPerWorker: 8)
+        for i in 0..<10 {
+            let outcome = runner.run(try Self.request("local t = ... t.emit(rawget(_ENV, 'leak') == nil) leak = \(i)"))
+            #expect(outcome == .completed(effects: [.bool(true)]), "run \(i)")
+        }
+        let failed = runner.run(try Self.request("while true do end", limits: RunLimits(instructions: 1000, memoryBytes: 1 << 20, timeMillis: 1000)))
+        guard case .failed("instruction_limit", _) = failed else { Issue.record("got \(failed)"); return }
+        #expect(runner.run(try Self.request("local t = ... t.emit(1)")) == .completed(effects: [.unsigned(1)]))
+    }
 }

@@ -9,8 +9,11 @@ struct TokenWorkerCommand: ParsableCommand {
         shouldDisplay: false
     )
 
+    @Flag(help: "Serve requests until standard input ends (a warm worker).")
+    var serve = false
+
     func run() throws {
-        let status = TokenWorker.serve(player: PlayerSupport.player())
+        let status = TokenWorker.serve(player: PlayerSupport.player(), serving: serve)
         if status != 0 { throw ExitCode(status) }
     }
 }

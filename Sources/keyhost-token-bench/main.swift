@@ -1,0 +1,184 @@
+// keyhost-token-bench: durable token runs against the raw rate of durable SQLite commits on the same
+// disk, in the same run (scripts/bench prints the ratios).
+//
+//   keyhost-token-bench KEYHOST_BINARY DIRECTORY [runs]
+//   keyhost-token-bench --loop KEYHOST_BINARY WALLET FIRST COUNT   (one of the 4 processes)
+//
+// Prints "<name> <value> <unit>" lines:
+//   raw_commit_us       one INSERT + COMMIT with WAL and synchronous=FULL (GRDB), median of batches
+//   run_worker_us       TokenWallet.run of a trivial program, a fresh worker process per run
+//   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
+//   player_only_us      TokenPlayer.run alone (deterministic sandbox set up, program run), no store
+//   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
+//   run_4proc_per_s     runs per second with 4 processes on one wallet
+import GRDB
+import KeyhostCrypto
+import KeyhostPlayer
+import KeyhostTokens
+import KeyhostWallet
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func wallSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+let issuer = try PrivateKey(bytes: Array(repeating: 0x41, count: 32))
+
+func issue(_ count: Int, to holder: PublicKey, program: String) throws -> [SignedToken] {
+    try (0..<count).map { i in
+        var id = Array(repeating: UInt8(0), count: 32)
+        for (k, byte) in withUnsafeBytes(of: UInt64(i).bigEndian, Array.init).enumerated() { id[24 + k] = byte }
+        id[0] = UInt8.random(in: 0...255)
+        id[1] = UInt8.random(in: 0...255)
+        let token = Token(id: id, issuer: issuer.publicKey.xOnly, value: 1, unit: "pt",
+                          program: TokenProgram(kind: .luaSource, code: Array(program.utf8)), holder: holder)
+        return try SignedToken.issue(token, issuerKey: issuer)
+    }
+}
+
+let trivial = "local t = ... t.emit(t.token.value)"
+
+func helperModules(_ keyhost: String) -> [String: [UInt8]] {
+    // The stdlib sits at the repository root; the binary is in .build-*/…/release.
+    var dir = keyhost
+    for _ in 0..<6 {
+        dir = String(dir[..<(dir.lastIndex(of: "/") ?? dir.startIndex)])
+        if let hex = read(dir + "/stdlib/keyhost/hex.lua"), let json = read(dir + "/stdlib/keyhost/json.lua") {
+            return ["hex": hex, "json": json]
+        }
+    }
+    return [:]
+}
+
+func read(_ path: String) -> [UInt8]? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out += buf[0..<n]
+    }
+    return out
+}
+
+func runAll(_ wallet: TokenWallet, _ tokens: [SignedToken], runner: (RunRequest) -> RunOutcome) throws -> [Double] {
+    let signer = try wallet.softwareSigner()!
+    var times: [Double] = []
+    for t in tokens {
+        let t0 = wallSeconds()
+        _ = try wallet.run(id: t.token.id, arguments: .map([]), now: 1_900_000_000, signer: signer, runner: runner)
+        times.append(wallSeconds() - t0)
+    }
+    return times
+}
+
+let args = CommandLine.arguments
+if args.count >= 6, args[1] == "--loop" {
+    let wallet = try TokenWallet(path: args[3])
+    let tokens = try wallet.store.tokens().map(\.token)
+    let first = Int(args[4])!, count = Int(args[5])!
+    _ = try runAll(wallet, Array(tokens[first..<(first + count)]), runner: WorkerRunner(executable: args[2]).run)
+    exit(0)
+}
+guard args.count >= 3 else {
+    fputs("usage: keyhost-token-bench KEYHOST_BINARY DIRECTORY [runs]\n", stderr)
+    exit(2)
+}
+let keyhost = args[1], directory = args[2]
+let runs = args.count > 3 ? Int(args[3]) ?? 300 : 300
+
+func fresh(_ name: String) -> String {
+    let path = directory + "/" + name
+    for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+    return path
+}
+
+// Raw durable commits: the floor every run pays once.
+do {
+    let path = fresh("raw.db")
+    var config = Configuration()
+    config.prepareDatabase { db in
+        _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+    }
+    let queue = try DatabaseQueue(path: path, configuration: config)
+    try queue.write { try $0.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)") }
+    var batches: [Double] = []
+    for _ in 0..<5 {
+        let t0 = wallSeconds()
+        for _ in 0..<runs {
+            try queue.inTransaction(.immediate) { db in
+                try db.execute(sql: "INSERT INTO t (v) VALUES (?)", arguments: [String(repeating: "x", count: 300)])
+                return .commit
+            }
+        }
+        batches.append((wallSeconds() - t0) / Double(runs))
+    }
+    print("raw_commit_us \(median(batches) * 1e6) us")
+}
+
+let program10k = "local t = ...\nlocal s = 0\n" + String(repeating: "s = s + 1 -- padding to make the program ten kilobytes long......\n", count: 150) + "t.emit(s)\n"
+
+for (name, program, useWorker) in [("run_worker_us", trivial, true), ("run_inprocess_us", trivial, false), ("run_10kb_us", program10k, true)] {
+    let path = fresh("\(name).db")
+    let wallet = try TokenWallet.create(path: path)
+    let tokens = try issue(runs, to: try wallet.holder().publicKey, program: program)
+    _ = try wallet.importTokens(tokens, now: 0)
+    let player = TokenPlayer(helperModules: helperModules(keyhost))
+    let runner: (RunRequest) -> RunOutcome = useWorker ? WorkerRunner(executable: keyhost).run : player.run
+    let times = try runAll(wallet, tokens, runner: runner)
+    print("\(name) \(median(times) * 1e6) us")
+}
+
+// Where an in-process run's time goes: the player alone (sandbox set-up + program), no wallet.
+do {
+    let wallet = try TokenWallet.create(path: fresh("player.db"))
+    let token = try issue(1, to: try wallet.holder().publicKey, program: trivial)[0]
+    let player = TokenPlayer(helperModules: helperModules(keyhost))
+    let request = RunRequest(token: token, arguments: .map([]), now: 0, limits: .walletDefault, bytecodeAllowed: false)
+    var times: [Double] = []
+    for _ in 0..<runs {
+        let t0 = wallSeconds()
+        _ = player.run(request)
+        times.append(wallSeconds() - t0)
+    }
+    print("player_only_us \(median(times) * 1e6) us")
+}
+
+// Four processes, each running its own quarter of one wallet's tokens.
+do {
+    let path = fresh("four.db")
+    let wallet = try TokenWallet.create(path: path)
+    let total = runs - runs % 4
+    let tokens = try issue(total, to: try wallet.holder().publicKey, program: trivial)
+    _ = try wallet.importTokens(tokens, now: 0)
+    let me = WorkerRunner.currentExecutable
+    let t0 = wallSeconds()
+    var pids: [pid_t] = []
+    for p in 0..<4 {
+        let argv = [me, "--loop", keyhost, path, String(p * total / 4), String(total / 4)]
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, me, nil, nil, &cArgs, environ) == 0 else { fatalError("spawn") }
+        for c in cArgs { free(c) }
+        pids.append(pid)
+    }
+    for pid in pids {
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        if status != 0 { fputs("a loop process failed (status \(status))\n", stderr); exit(1) }
+    }
+    print("run_4proc_per_s \(Double(total) / (wallSeconds() - t0)) per_s")
+}
