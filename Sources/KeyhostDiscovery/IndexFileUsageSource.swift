@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostFiles
 
 /// Usage from a list of known used addresses (an indexer export, a block explorer dump, a wallet's history):
 /// loaded once into a set, so a scan does no I/O per address.
@@ -13,6 +14,8 @@ public struct IndexFileUsageSource: UsageSource {
     }
 
     public let name: String
+    /// The largest index file read (256 MiB, some five million addresses); checked while reading.
+    public static let maximumFileSize = 256 * BoundedFile.mebibyte
     /// The normalised addresses in the index.
     public let addresses: Set<String>
 
@@ -24,13 +27,13 @@ public struct IndexFileUsageSource: UsageSource {
 
     /// Loads an index file.
     public init(path: String, format: Format = .auto) throws {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw DiscoveryError.indexFile(path: path, detail: "cannot be read: \(error.localizedDescription)")
+            bytes = try BoundedFile.read(path, limit: Self.maximumFileSize)
+        } catch let error as BoundedFile.ReadError {
+            throw DiscoveryError.indexFile(path: path, detail: "cannot be read: \(error.problem)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(bytes: bytes, encoding: .utf8) else {
             throw DiscoveryError.indexFile(path: path, detail: "is not UTF-8 text")
         }
         var chosen = format

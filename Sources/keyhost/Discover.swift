@@ -310,7 +310,7 @@ struct Discover: ParsableCommand {
     /// A Lua state with keyhost's modules, the script run, and the function it returned.
     static func loadLuaSource(_ path: String) throws -> (LuaState, LuaReference) {
         let bytes: [UInt8]
-        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua:\(path): cannot read the script: \(error)") }
+        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua: cannot read the script \(error)") }
         let state = try Host.makeState()
         let results = try state.execute(bytes: SourceFile.strippingShebang(bytes), chunkName: "@" + path)
         guard case .reference(let function) = results.first ?? .nil, function.typeName == "function" else {
