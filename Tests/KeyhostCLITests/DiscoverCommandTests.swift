@@ -299,3 +299,16 @@ struct DiscoverCommandTests {
         #expect(!help.stdout.contains("--mnemonic <"))
     }
 }
+
+/// Errors raised inside a usage source reach the user as their message, never as a Swift enum's text.
+@Suite struct DiscoverErrorTextTests {
+    @Test func aLuaSourceErrorPrintsItsMessageOnly() throws {
+        let dir = try Keyhost.scratch(["usage.lua": "return function(addresses) return 42 end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("usage.lua").path
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: usage source lua \(script) failed: the function of \(script) returned number;"), "\(run.stderr)")
+        #expect(!run.stderr.contains("message("), "\(run.stderr)")
+    }
+}

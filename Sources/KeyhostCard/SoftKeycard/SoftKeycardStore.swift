@@ -25,7 +25,18 @@ public final class SoftKeycardStore {
             throw SoftKeycardError.corruptState(path: url.path, reason: error.problem)
         }
         do { return try JSONDecoder().decode(SoftKeycardState.self, from: data) } catch {
-            throw SoftKeycardError.corruptState(path: url.path, reason: "\(error)")
+            throw SoftKeycardError.corruptState(path: url.path, reason: Self.reason(error))
+        }
+    }
+
+    /// A decoding error as a sentence, not the enum's debug text.
+    static func reason(_ error: Error) -> String {
+        switch error as? DecodingError {
+        case .dataCorrupted(let context)?: return context.debugDescription
+        case .keyNotFound(let key, _)?: return "missing field '\(key.stringValue)'"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            return "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)"
+        default: return "\(error)"
         }
     }
 
