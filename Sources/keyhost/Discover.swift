@@ -58,7 +58,7 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("Coin symbol or SLIP-44 number (btc, test, ltc, eth, ...).", valueName: "coin"))
     var coin: String?
 
-    @Option(help: ArgumentHelp("BIP43 purpose: 44, 49, 84 or 86.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("BIP43 purpose: 44, 49, 84 or 86.", valueName: "n"))
     var purpose: UInt32?
 
     @Option(help: ArgumentHelp("Address kind: p2pkh, p2sh-p2wpkh, p2wpkh, p2tr, ethereum.", valueName: "kind"))
@@ -70,28 +70,29 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("A custom path template, e.g. m/44'/60'/{account}'/0/{index}.", valueName: "template"))
     var template: String?
 
-    @Option(help: ArgumentHelp("Consecutive unused addresses that end a chain (both chains unless --change-gap-limit).", valueName: "n"))
+    // Numbers are read unconditionally so that "-1" is a value to refuse with a message, not an unknown flag.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive unused addresses that end a chain (both chains unless --change-gap-limit).", valueName: "n"))
     var gapLimit: Int = 20
 
-    @Option(help: ArgumentHelp("Consecutive unused change addresses that end the change chain (default: --gap-limit).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive unused change addresses that end the change chain (default: --gap-limit).", valueName: "n"))
     var changeGapLimit: Int?
 
-    @Option(help: ArgumentHelp("Consecutive empty accounts that end the scan (1: stop at the first, as BIP44).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive empty accounts that end the scan (1: stop at the first, as BIP44).", valueName: "n"))
     var accountGap: Int = 1
 
-    @Option(help: ArgumentHelp("Accounts to consider, A-B or A.", valueName: "range"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Accounts to consider, A-B or A.", valueName: "range"))
     var accounts: String?
 
-    @Option(help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
     var indexes: String?
 
     @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
     var source: String
 
-    @Option(help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
     var parallel: Int = 4
 
-    @Option(help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
     var retries: Int = 5
 
     @Option(help: ArgumentHelp("The environment variable holding the Etherscan API key.", valueName: "var"))
@@ -161,16 +162,16 @@ struct Discover: ParsableCommand {
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
         guard gapLimit >= 1 else {
-            throw ValidationError("--gap-limit must be at least 1 (got \(gapLimit)): it is how many consecutive unused addresses end a chain's scan; BIP44 uses 20")
+            throw ValidationError("--gap-limit must be a positive integer (at least 1), got \(gapLimit): it is how many consecutive unused addresses end a chain's scan; BIP44 uses 20")
         }
         if let changeGapLimit, changeGapLimit < 1 {
-            throw ValidationError("--change-gap-limit must be at least 1 (got \(changeGapLimit)): it is how many consecutive unused change addresses end the change chain")
+            throw ValidationError("--change-gap-limit must be a positive integer (at least 1), got \(changeGapLimit): it is how many consecutive unused change addresses end the change chain")
         }
         guard accountGap >= 1 else {
-            throw ValidationError("--account-gap must be at least 1 (got \(accountGap)): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
+            throw ValidationError("--account-gap must be a positive integer (at least 1), got \(accountGap): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
         }
-        guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1 (got \(parallel))") }
-        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more (got \(retries))") }
+        guard parallel >= 1 else { throw ValidationError("--parallel must be a positive integer (at least 1), got \(parallel): it is how many HTTP requests are in flight at once") }
+        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more, got \(retries): it is how many times a failed HTTP request is tried again") }
         if let accounts { _ = try Self.range(accounts, "--accounts") }
         if let indexes { _ = try Self.range(indexes, "--indexes") }
         if !source.lowercased().hasPrefix("lua:") {

@@ -234,15 +234,24 @@ struct DiscoverCommandTests {
     @Test(arguments: [
         (["--source", "index:x"], "give a key source"),
         (["--xpub", "xpub661MyMwAqRbcF", "--mnemonic-env", "W", "--source", "index:x"], "exclude each other"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be at least 1"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be at least 1"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "0"], "--account-gap must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "0"], "--account-gap must be a positive integer (at least 1), got 0"),
+        // A negative number is a value to refuse, not a flag the parser does not know ("Missing value").
+        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "-1"], "--gap-limit must be a positive integer (at least 1), got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "-5"], "--change-gap-limit must be a positive integer (at least 1), got -5"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "-1"], "--account-gap must be a positive integer (at least 1), got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "-2"], "--parallel must be a positive integer (at least 1), got -2"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--retries", "-1"], "--retries must be 0 or more, got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "-1"], "--accounts takes A-B or A with numbers 0...2147483647, got \"-1\""),
+        (["--mnemonic-env", "W", "--source", "index:x", "--indexes", "-3-5"], "--indexes takes A-B or A"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--purpose", "-44"], "The value '-44' is invalid for '--purpose <n>'"),
         (["--mnemonic-env", "W", "--source", "nowhere"], "unknown usage source \"nowhere\""),
         (["--mnemonic-env", "W", "--source", "esplora:"], "needs a URL"),
         (["--mnemonic-env", "W", "--source", "index:x", "--json", "--csv"], "--json and --csv exclude each other"),
         (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "5-2"], "--accounts 5-2"),
         (["--mnemonic-env", "W", "--source", "index:x", "--coin", "zzz"], "unknown coin \"zzz\""),
-        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be a positive integer (at least 1), got 0"),
         (["--xpub", "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu", "--source", "index:x"], "PRIVATE key"),
     ] + privateKeysOfEveryVersion.map { (["--xpub", $0, "--source", "index:x"], "PRIVATE key") })
     func badOptionsAreUsageErrors(arguments: [String], message: String) throws {
