@@ -26,6 +26,8 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
     case usageSourceFailed(source: String, underlying: String)
     /// An index file that cannot be read or parsed.
     case indexFile(path: String, detail: String)
+    /// An index file entry that is not an address of the coin scanned; `location` is "file:line" or "file item #n".
+    case indexEntry(location: String, detail: String)
     /// An HTTP source could not be reached (connection refused, timeout) after its retries.
     case unreachable(url: String, address: String, detail: String)
     /// An HTTP source answered with an error status after its retries.
@@ -67,6 +69,9 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
             return "usage source \(source) failed: \(underlying); the scan stops rather than count unknown addresses as unused"
         case .indexFile(let path, let detail):
             return "index file \(path): \(detail)"
+        case .indexEntry(let location, let detail):
+            return "index file \(location): \(detail); "
+                + (location.contains(" item #") ? "fix or remove that item" : "fix or remove that line (# starts a comment)")
         case .unreachable(let url, let address, let detail):
             return "cannot reach \(url) (checking \(address)): \(detail)"
         case .httpStatus(let url, let address, let status, let body):

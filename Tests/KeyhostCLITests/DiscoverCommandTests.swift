@@ -321,3 +321,21 @@ struct DiscoverCommandTests {
         #expect(!run.stderr.contains("message("), "\(run.stderr)")
     }
 }
+
+/// An index file with an entry that is not an address of the coin stops the scan instead of reporting "0 used".
+@Suite struct DiscoverIndexValidationTests {
+    @Test func aStrayLineIsRefusedWithItsLineNumber() throws {
+        let (dir, index) = try DiscoverCommandTests.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bad = dir.appendingPathComponent("used-addresses.txt")
+        try ("# used\n" + DiscoverCommandTests.used[0] + "\nhello world\n").write(to: bad, atomically: true, encoding: .utf8)
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:\(bad.path)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: index file \(bad.path):3: \"hello world\" is not a Bitcoin address"), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+        let testnet = try Keyhost.run(["discover", "--mnemonic-env", "W", "--coin", "test", "--source", "index:\(index)"],
+                                      environment: ["W": DiscoverCommandTests.words])
+        #expect(testnet.status == 1)
+        #expect(testnet.stderr.contains(":2: \"\(DiscoverCommandTests.used[0].prefix(20))…\" is a Bitcoin address, but the scan is for Bitcoin testnet"), "\(testnet.stderr)")
+    }
+}
