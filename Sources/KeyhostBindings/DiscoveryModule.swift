@@ -216,7 +216,7 @@ enum DiscoveryModule {
                     throw error
                 }
                 do {
-                    return try flags(results.first ?? .nil, for: addresses)
+                    return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: true)
                 } catch {
                     failure.error = error
                     throw error
@@ -225,26 +225,6 @@ enum DiscoveryModule {
         default:
             throw LuaArgumentError(1, "option 'source' must be a string, a function or a table, got \(opts["source"].typeName)")
         }
-    }
-
-    /// A source function's answer: a list of booleans in order, or a set `{[address] = true}`.
-    private static func flags(_ value: LuaValue, for addresses: [String]) throws -> [Bool] {
-        guard case .table(let table) = value else {
-            throw BindingError("discovery source function must return a list of booleans (one per address) or a set {[address] = true}, "
-                + "got \(value.typeName)")
-        }
-        if table.fields.isEmpty && table.array.count == addresses.count && table.array.allSatisfy({ if case .boolean = $0 { true } else { false } }) {
-            return table.array.map { $0 == .boolean(true) }
-        }
-        if table.array.isEmpty {
-            // A set; an empty table means none used.
-            return addresses.map { address in
-                let value = table.fields[.text(address)] ?? .nil
-                return !value.isNil && value != .boolean(false)
-            }
-        }
-        throw BindingError("discovery source function returned \(table.array.count) values for \(addresses.count) addresses; "
-            + "return one boolean per address, in order (or a set {[address] = true})")
     }
 
     static func progressTable(_ p: DiscoveryProgress) -> LuaTable {

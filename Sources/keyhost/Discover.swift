@@ -257,7 +257,7 @@ struct Discover: ParsableCommand {
             let script = String(source.dropFirst(4))
             inner = ClosureUsageSource(name: "lua \(script)") { addresses in
                 let results = try state.call(function, [.table(LuaTable(array: addresses.map { .text($0) }))])
-                return try Self.flags(results.first ?? .nil, for: addresses, script: script)
+                return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: false)
             }
         } else {
             inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, etherscanKeyVariable: etherscanKeyEnv)
@@ -319,19 +319,6 @@ struct Discover: ParsableCommand {
                 + (results.first?.typeName ?? "nothing"))
         }
         return (state, function)
-    }
-
-    static func flags(_ value: LuaValue, for addresses: [String], script: String) throws -> [Bool] {
-        guard case .table(let table) = value else {
-            throw Failure.message("the function of \(script) returned \(value.typeName); it must return a list of booleans, one per address")
-        }
-        if table.array.isEmpty {
-            return addresses.map { let v = table.fields[.text($0)] ?? .nil; return !v.isNil && v != .boolean(false) }
-        }
-        guard table.array.count == addresses.count else {
-            throw Failure.message("the function of \(script) returned \(table.array.count) values for \(addresses.count) addresses")
-        }
-        return table.array.map { !$0.isNil && $0 != .boolean(false) }
     }
 }
 

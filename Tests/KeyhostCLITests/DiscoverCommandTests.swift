@@ -317,7 +317,7 @@ struct DiscoverCommandTests {
         let script = dir.appendingPathComponent("usage.lua").path
         let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)"], environment: ["W": DiscoverCommandTests.words])
         #expect(run.status == 1)
-        #expect(run.stderr.hasPrefix("keyhost: usage source lua \(script) failed: the function of \(script) returned number;"), "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("keyhost: usage source lua \(script) failed: usage function: returned a number, expected a list of booleans"), "\(run.stderr)")
         #expect(!run.stderr.contains("message("), "\(run.stderr)")
     }
 }
@@ -337,5 +337,29 @@ struct DiscoverCommandTests {
                                       environment: ["W": DiscoverCommandTests.words])
         #expect(testnet.status == 1)
         #expect(testnet.stderr.contains(":2: \"\(DiscoverCommandTests.used[0].prefix(20))…\" is a Bitcoin address, but the scan is for Bitcoin testnet"), "\(testnet.stderr)")
+    }
+}
+
+/// A `lua:` usage function must answer one boolean per address asked; anything else stops the scan.
+@Suite struct DiscoverLuaAnswerTests {
+    @Test(arguments: [
+        ("return {}", "returned 0 answers for 20 addresses"),
+        ("local o = {} for i = 1, #a do o[i] = 'used' end return o", "answer #1 is a string, expected a boolean"),
+        ("local o = {} for i = 1, #a do o[i] = false end o[3] = 1 return o", "answer #3 is a number, expected a boolean"),
+        ("local o = {} for i = 1, #a - 1 do o[i] = true end return o", "returned 19 answers for 20 addresses"),
+        // A set is the Lua API's other form; a lua: script's contract is the list alone.
+        ("local o = {} for _, x in ipairs(a) do o[x] = true end return o", "answer #1 is nil, expected a boolean"),
+        ("return 'all'", "returned a string, expected a list of booleans, one per address"),
+    ])
+    func malformedAnswersStopTheScan(body: String, message: String) throws {
+        let dir = try Keyhost.scratch(["usage.lua": "return function(a) \(body) end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("usage.lua").path
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr == "keyhost: usage source lua \(script) failed: usage function: \(message)"
+            + (message.hasPrefix("returned") && message.contains("answers") ? "; return one boolean per address, in order" : "")
+            + "; the scan stops rather than count unknown addresses as unused\n", "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
     }
 }
