@@ -8,7 +8,7 @@ import LuaRuntime
 enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
-                              "retries", "batch_size", "checkpoint", "on_progress", "api_key_env", "chain_id"]
+                              "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
@@ -85,6 +85,10 @@ enum DiscoveryModule {
         options.accountGapLimit = try positive(opts, "account_gap", default: 1, what: "how many consecutive empty accounts end the scan", hint: "1 stops at the first empty account, as BIP44")
         options.accounts = try range(opts, "accounts")
         options.indexes = try range(opts, "indexes")
+        if opts.has("max_addresses") {
+            options.maxAddresses = try positive(opts, "max_addresses", default: DiscoveryOptions.defaultMaxAddresses,
+                                                what: "the most addresses one scan checks", hint: "default 1000000")
+        }
         if opts.has("batch_size") { options.batchSize = try positive(opts, "batch_size", default: 100, what: "the most addresses asked of the source at once", hint: "default 100") }
 
         // Usage.

@@ -38,6 +38,8 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
     case serviceError(url: String, address: String, detail: String)
     /// An environment variable that should hold an API key is not set.
     case missingAPIKey(variable: String)
+    /// The scan checked `limit` addresses (`DiscoveryOptions.maxAddresses`) and still had more to check.
+    case addressCapReached(limit: Int)
     /// A checkpoint file that cannot be read, written or parsed.
     case checkpoint(path: String, detail: String)
     /// A checkpoint written by a job with other parameters; resuming would mix two jobs' results.
@@ -82,6 +84,10 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
             return "\(url) refused the query for \(address): \(detail)"
         case .missingAPIKey(let variable):
             return "the API key environment variable \(variable) is not set (or empty); export \(variable)=<your key>"
+        case .addressCapReached(let limit):
+            return "the scan stopped after checking \(limit) addresses, the cap for one scan, with gaps still open "
+                + "(a source that reports every address as used never closes a gap); if the wallet really has more, "
+                + "raise the cap with --max-addresses N (max_addresses = N in Lua); with a checkpoint the rerun resumes"
         case .checkpoint(let path, let detail):
             return "checkpoint \(path): \(detail)"
         case .checkpointMismatch(let path, let differences):

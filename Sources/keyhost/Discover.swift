@@ -22,6 +22,8 @@ struct Discover: ParsableCommand {
             Usage sources: index:FILE (one address per line, CSV with an address column, or a JSON list), esplora:URL, \
             eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
             Lua file returning function(addresses) -> list of booleans).
+            A scan stops with an error after --max-addresses addresses (default 1000000), so a source that calls \
+            every address used cannot run forever.
             With --checkpoint FILE answers are kept as they arrive; rerun the same command to resume after an \
             interruption (Ctrl-C saves and exits with status 130).
             Output: a table, or --json / --csv, on standard output; a progress line on standard error when it is a terminal.
@@ -85,6 +87,9 @@ struct Discover: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
     var indexes: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Most addresses one scan checks, over all chains and accounts (default: 1000000).", valueName: "n"))
+    var maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses
 
     @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
     var source: String
@@ -170,6 +175,9 @@ struct Discover: ParsableCommand {
         guard accountGap >= 1 else {
             throw ValidationError("--account-gap must be a positive integer (at least 1), got \(accountGap): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
         }
+        guard maxAddresses >= 1 else {
+            throw ValidationError("--max-addresses must be a positive integer (at least 1), got \(maxAddresses): it caps the addresses one scan checks")
+        }
         guard parallel >= 1 else { throw ValidationError("--parallel must be a positive integer (at least 1), got \(parallel): it is how many HTTP requests are in flight at once") }
         guard retries >= 0 else { throw ValidationError("--retries must be 0 or more, got \(retries): it is how many times a failed HTTP request is tried again") }
         if let accounts { _ = try Self.range(accounts, "--accounts") }
@@ -243,7 +251,8 @@ struct Discover: ParsableCommand {
             coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
             kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
         let scheme = try DiscoverySetup.scheme(request)
-        var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap)
+        var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap,
+                                       maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
         if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
         let http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)

@@ -245,6 +245,8 @@ struct DiscoverCommandTests {
         (["--mnemonic-env", "W", "--source", "index:x", "--retries", "-1"], "--retries must be 0 or more, got -1"),
         (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "-1"], "--accounts takes A-B or A with numbers 0...2147483647, got \"-1\""),
         (["--mnemonic-env", "W", "--source", "index:x", "--indexes", "-3-5"], "--indexes takes A-B or A"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--max-addresses", "0"], "--max-addresses must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--max-addresses", "-1"], "--max-addresses must be a positive integer (at least 1), got -1"),
         (["--mnemonic-env", "W", "--source", "index:x", "--purpose", "-44"], "The value '-44' is invalid for '--purpose <n>'"),
         (["--mnemonic-env", "W", "--source", "nowhere"], "unknown usage source \"nowhere\""),
         (["--mnemonic-env", "W", "--source", "esplora:"], "needs a URL"),
@@ -361,5 +363,25 @@ struct DiscoverCommandTests {
             + (message.hasPrefix("returned") && message.contains("answers") ? "; return one boolean per address, in order" : "")
             + "; the scan stops rather than count unknown addresses as unused\n", "\(run.stderr)")
         #expect(run.stdout.isEmpty)
+    }
+}
+
+/// A scan whose source calls every address used ends at the address cap with a message saying how to raise it.
+@Suite struct DiscoverAddressCapTests {
+    @Test func everythingUsedStopsAtTheCap() throws {
+        let dir = try Keyhost.scratch(["all.lua": "return function(a) local o = {} for i = 1, #a do o[i] = true end return o end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("all.lua").path
+        let checkpoint = dir.appendingPathComponent("cp.json").path
+        let args = ["discover", "--mnemonic-env", "W", "--source", "lua:\(script)", "--checkpoint", checkpoint]
+        let run = try Keyhost.run(args + ["--max-addresses", "300"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: the scan stopped after checking 300 addresses, the cap for one scan"), "\(run.stderr)")
+        #expect(run.stderr.contains("raise the cap with --max-addresses N"))
+        #expect(run.stdout.isEmpty)
+        // The checkpoint keeps the answers: a rerun with a higher cap resumes from them.
+        let more = try Keyhost.run(args + ["--max-addresses", "500", "--json"], environment: ["W": DiscoverCommandTests.words])
+        #expect(more.status == 1)
+        #expect(more.stderr.contains("after checking 500 addresses"), "\(more.stderr)")
     }
 }

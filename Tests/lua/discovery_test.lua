@@ -98,6 +98,15 @@ t.test("a source function's answer is checked: one boolean per address, or a set
   t.eq(scan(function() return {} end).totals.used_addresses, 0)
 end)
 
+t.test("max_addresses caps a scan whose source calls everything used", function()
+  local asked = 0
+  local function all(list) local o = {} for i = 1, #list do o[i] = true end asked = asked + #list return o end
+  t.raises(function() discovery.scan { xpub = ZPUB0, source = all, max_addresses = 120 } end,
+    "stopped after checking 120 addresses.*max_addresses = N")
+  t.eq(asked, 120)
+  t.raises(function() discovery.scan { xpub = ZPUB0, source = all, max_addresses = 0 } end, "option 'max_addresses' is 0")
+end)
+
 t.test("index file source and on_progress", function()
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
