@@ -97,7 +97,9 @@ public struct IndexFileUsageSource: UsageSource {
         do {
             value = try JSONSerialization.jsonObject(with: Data(text.utf8))
         } catch {
-            throw DiscoveryError.indexFile(path: origin, detail: "is not valid JSON: \(error.localizedDescription)")
+            // The parser's own reason ("Unexpected end of file"), not Foundation's generic sentence.
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "malformed"
+            throw DiscoveryError.indexFile(path: origin, detail: "is not valid JSON: \(reason)")
         }
         guard let array = value as? [Any] else {
             throw DiscoveryError.indexFile(path: origin, detail: "JSON must be an array of addresses or of objects with an \"address\" member")

@@ -26,6 +26,7 @@ struct IndexFileTests {
         #expect(try IndexFileUsageSource(contents: "[{\"address\": \"bc1qa\", \"txs\": 3}]", format: .json).addresses == ["bc1qa"])
         let broken = discoveryError { _ = try IndexFileUsageSource(contents: "[\"bc1qa\",", format: .json, origin: "used.json") }
         #expect(broken?.description.contains("used.json") == true && broken?.description.contains("not valid JSON") == true)
+        #expect(broken?.description.contains("correct format") == false, "\(String(describing: broken))")
         let shape = discoveryError { _ = try IndexFileUsageSource(contents: "[{\"addr\": \"x\"}]", format: .json) }
         #expect(shape?.description.contains("item 0") == true)
         #expect(discoveryError { _ = try IndexFileUsageSource(contents: "{\"address\": \"x\"}", format: .json) } != nil)
