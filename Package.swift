@@ -32,12 +32,15 @@ let package = Package(
         // The Lua runtime: owns lua_State, converts values, sandboxes.
         .target(name: "LuaRuntime", dependencies: ["CLua", "CKeyhostLua"]),
 
+        // Reading files users name, with a size limit.
+        .target(name: "KeyhostFiles"),
+
         // Domain modules: pure Swift, no Lua inside.
         .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
-        .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "COpenSSL"]),
+        .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "COpenSSL"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -47,13 +50,13 @@ let package = Package(
         .target(name: "CKeyhostProcess"),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
+        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles"]),
 
         .executableTarget(
             name: "keyhost",
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
-                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens",
+                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWallet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -8,7 +8,7 @@ import LuaRuntime
 enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
-                              "retries", "batch_size", "checkpoint", "on_progress", "api_key_env", "chain_id"]
+                              "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
@@ -85,6 +85,10 @@ enum DiscoveryModule {
         options.accountGapLimit = try positive(opts, "account_gap", default: 1, what: "how many consecutive empty accounts end the scan", hint: "1 stops at the first empty account, as BIP44")
         options.accounts = try range(opts, "accounts")
         options.indexes = try range(opts, "indexes")
+        if opts.has("max_addresses") {
+            options.maxAddresses = try positive(opts, "max_addresses", default: DiscoveryOptions.defaultMaxAddresses,
+                                                what: "the most addresses one scan checks", hint: "default 1000000")
+        }
         if opts.has("batch_size") { options.batchSize = try positive(opts, "batch_size", default: 100, what: "the most addresses asked of the source at once", hint: "default 100") }
 
         // Usage.
@@ -216,7 +220,7 @@ enum DiscoveryModule {
                     throw error
                 }
                 do {
-                    return try flags(results.first ?? .nil, for: addresses)
+                    return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: true)
                 } catch {
                     failure.error = error
                     throw error
@@ -225,26 +229,6 @@ enum DiscoveryModule {
         default:
             throw LuaArgumentError(1, "option 'source' must be a string, a function or a table, got \(opts["source"].typeName)")
         }
-    }
-
-    /// A source function's answer: a list of booleans in order, or a set `{[address] = true}`.
-    private static func flags(_ value: LuaValue, for addresses: [String]) throws -> [Bool] {
-        guard case .table(let table) = value else {
-            throw BindingError("discovery source function must return a list of booleans (one per address) or a set {[address] = true}, "
-                + "got \(value.typeName)")
-        }
-        if table.fields.isEmpty && table.array.count == addresses.count && table.array.allSatisfy({ if case .boolean = $0 { true } else { false } }) {
-            return table.array.map { $0 == .boolean(true) }
-        }
-        if table.array.isEmpty {
-            // A set; an empty table means none used.
-            return addresses.map { address in
-                let value = table.fields[.text(address)] ?? .nil
-                return !value.isNil && value != .boolean(false)
-            }
-        }
-        throw BindingError("discovery source function returned \(table.array.count) values for \(addresses.count) addresses; "
-            + "return one boolean per address, in order (or a set {[address] = true})")
     }
 
     static func progressTable(_ p: DiscoveryProgress) -> LuaTable {

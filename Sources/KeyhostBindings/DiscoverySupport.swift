@@ -104,7 +104,7 @@ public enum DiscoverySetup {
         let (kind, rest) = try splitSource(spec)
         switch kind {
         case "index":
-            return try IndexFileUsageSource(path: rest!)
+            return try IndexFileUsageSource(path: rest!, coin: coin)
         case "esplora":
             return try EsploraUsageSource(baseURL: rest!, http: http)
         case "eth-rpc":

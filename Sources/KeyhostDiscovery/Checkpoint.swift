@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostFiles
 
 /// The parameters a checkpoint belongs to. Resuming with others would mix the answers of two different jobs,
 /// so any difference is refused.
@@ -59,6 +60,8 @@ public final class DiscoveryCheckpoint {
     public private(set) var loadedCount = 0
 
     static let format = "keyhost-discovery-checkpoint"
+    /// The largest checkpoint read: room for the answers of several million addresses; checked while reading.
+    static let maximumFileSize = 512 * BoundedFile.mebibyte
 
     /// Opens `path`: loads it if it exists (refusing other parameters), or starts empty.
     public init(path: String, parameters: CheckpointParameters) throws {
@@ -67,7 +70,9 @@ public final class DiscoveryCheckpoint {
         guard FileManager.default.fileExists(atPath: path) else { return }
         let file: File
         do {
-            file = try JSONDecoder().decode(File.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            file = try JSONDecoder().decode(File.self, from: Data(BoundedFile.read(path, limit: Self.maximumFileSize)))
+        } catch let error as BoundedFile.ReadError {
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error.problem)")
         } catch let error as DecodingError {
             throw DiscoveryError.checkpoint(path: path, detail: "is not a keyhost discovery checkpoint (\(Self.describe(error)))")
         } catch {

@@ -192,7 +192,9 @@ public final class DiscoveryEngine {
         var unusedRun = 0
         var scan = ChainScan(used: [], checked: 0, gapReached: false)
         while unusedRun < gap && index < end {
-            let count = Int(min(UInt64(min(gap - unusedRun, options.batchSize)), end - index))
+            guard checked < options.maxAddresses else { throw DiscoveryError.addressCapReached(limit: options.maxAddresses) }
+            let wanted = min(gap - unusedRun, options.batchSize, options.maxAddresses - checked)
+            let count = Int(min(UInt64(wanted), end - index))
             let addresses = try deriveAddresses(account: account, change: change, from: UInt32(index), count: count)
             let flags = try lookUp(addresses)
             for (offset, isUsed) in flags.enumerated() {

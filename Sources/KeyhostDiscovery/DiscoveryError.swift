@@ -26,6 +26,8 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
     case usageSourceFailed(source: String, underlying: String)
     /// An index file that cannot be read or parsed.
     case indexFile(path: String, detail: String)
+    /// An index file entry that is not an address of the coin scanned; `location` is "file:line" or "file item #n".
+    case indexEntry(location: String, detail: String)
     /// An HTTP source could not be reached (connection refused, timeout) after its retries.
     case unreachable(url: String, address: String, detail: String)
     /// An HTTP source answered with an error status after its retries.
@@ -36,6 +38,8 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
     case serviceError(url: String, address: String, detail: String)
     /// An environment variable that should hold an API key is not set.
     case missingAPIKey(variable: String)
+    /// The scan checked `limit` addresses (`DiscoveryOptions.maxAddresses`) and still had more to check.
+    case addressCapReached(limit: Int)
     /// A checkpoint file that cannot be read, written or parsed.
     case checkpoint(path: String, detail: String)
     /// A checkpoint written by a job with other parameters; resuming would mix two jobs' results.
@@ -67,6 +71,9 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
             return "usage source \(source) failed: \(underlying); the scan stops rather than count unknown addresses as unused"
         case .indexFile(let path, let detail):
             return "index file \(path): \(detail)"
+        case .indexEntry(let location, let detail):
+            return "index file \(location): \(detail); "
+                + (location.contains(" item #") ? "fix or remove that item" : "fix or remove that line (# starts a comment)")
         case .unreachable(let url, let address, let detail):
             return "cannot reach \(url) (checking \(address)): \(detail)"
         case .httpStatus(let url, let address, let status, let body):
@@ -77,6 +84,10 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
             return "\(url) refused the query for \(address): \(detail)"
         case .missingAPIKey(let variable):
             return "the API key environment variable \(variable) is not set (or empty); export \(variable)=<your key>"
+        case .addressCapReached(let limit):
+            return "the scan stopped after checking \(limit) addresses, the cap for one scan, with gaps still open "
+                + "(a source that reports every address as used never closes a gap); if the wallet really has more, "
+                + "raise the cap with --max-addresses N (max_addresses = N in Lua); with a checkpoint the rerun resumes"
         case .checkpoint(let path, let detail):
             return "checkpoint \(path): \(detail)"
         case .checkpointMismatch(let path, let differences):

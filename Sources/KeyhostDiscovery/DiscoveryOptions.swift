@@ -16,10 +16,16 @@ public struct DiscoveryOptions: Equatable, Sendable {
     public var batchSize: Int = 100
     /// Least seconds between two checkpoint writes (the checkpoint is also written when the job ends or fails).
     public var checkpointInterval: Double = 1
+    /// Most addresses one scan checks, over all chains and accounts. A source that reports every address as used
+    /// never closes a gap; this cap ends such a scan with an error instead of running for hours and gigabytes.
+    public var maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses
+
+    /// The default of `maxAddresses`: a million addresses, far beyond any real wallet (an hour or so against a fast source).
+    public static let defaultMaxAddresses = 1_000_000
 
     public init(receiveGapLimit: Int = 20, changeGapLimit: Int = 20, accountGapLimit: Int = 1,
                 accounts: ClosedRange<UInt32> = 0...DerivationLimit.maxIndex, indexes: ClosedRange<UInt32> = 0...DerivationLimit.maxIndex,
-                batchSize: Int = 100, checkpointInterval: Double = 1) {
+                batchSize: Int = 100, checkpointInterval: Double = 1, maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses) {
         self.receiveGapLimit = receiveGapLimit
         self.changeGapLimit = changeGapLimit
         self.accountGapLimit = accountGapLimit
@@ -27,6 +33,7 @@ public struct DiscoveryOptions: Equatable, Sendable {
         self.indexes = indexes
         self.batchSize = batchSize
         self.checkpointInterval = checkpointInterval
+        self.maxAddresses = maxAddresses
     }
 
     /// Throws the first option that cannot work.
@@ -41,6 +48,9 @@ public struct DiscoveryOptions: Equatable, Sendable {
             throw DiscoveryError.invalidRange(what: "index", detail: "\(indexes.upperBound) is above 2147483647, the largest BIP32 index")
         }
         guard batchSize >= 1 else { throw DiscoveryError.invalidOption(name: "batch size", detail: "\(batchSize); it must be at least 1") }
+        guard maxAddresses >= 1 else {
+            throw DiscoveryError.invalidOption(name: "address cap", detail: "\(maxAddresses); it must be at least 1")
+        }
         guard checkpointInterval >= 0 else {
             throw DiscoveryError.invalidOption(name: "checkpoint interval", detail: "\(checkpointInterval); it must not be negative")
         }

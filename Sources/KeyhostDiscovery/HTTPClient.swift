@@ -67,8 +67,9 @@ struct HTTPResponse {
 }
 
 /// A parser's way to ask for another attempt (a rate limit reported inside a 200 answer).
-struct RetryableFailure: Error {
+struct RetryableFailure: Error, CustomStringConvertible {
     var detail: String
+    var description: String { detail }
 }
 
 /// Blocking HTTP over `HTTPTransport` (sockets, OpenSSL for https) with bounded parallelism, timeouts and retries with exponential backoff that

@@ -22,6 +22,8 @@ struct Discover: ParsableCommand {
             Usage sources: index:FILE (one address per line, CSV with an address column, or a JSON list), esplora:URL, \
             eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
             Lua file returning function(addresses) -> list of booleans).
+            A scan stops with an error after --max-addresses addresses (default 1000000), so a source that calls \
+            every address used cannot run forever.
             With --checkpoint FILE answers are kept as they arrive; rerun the same command to resume after an \
             interruption (Ctrl-C saves and exits with status 130).
             Output: a table, or --json / --csv, on standard output; a progress line on standard error when it is a terminal.
@@ -58,7 +60,7 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("Coin symbol or SLIP-44 number (btc, test, ltc, eth, ...).", valueName: "coin"))
     var coin: String?
 
-    @Option(help: ArgumentHelp("BIP43 purpose: 44, 49, 84 or 86.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("BIP43 purpose: 44, 49, 84 or 86.", valueName: "n"))
     var purpose: UInt32?
 
     @Option(help: ArgumentHelp("Address kind: p2pkh, p2sh-p2wpkh, p2wpkh, p2tr, ethereum.", valueName: "kind"))
@@ -70,28 +72,32 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("A custom path template, e.g. m/44'/60'/{account}'/0/{index}.", valueName: "template"))
     var template: String?
 
-    @Option(help: ArgumentHelp("Consecutive unused addresses that end a chain (both chains unless --change-gap-limit).", valueName: "n"))
+    // Numbers are read unconditionally so that "-1" is a value to refuse with a message, not an unknown flag.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive unused addresses that end a chain (both chains unless --change-gap-limit).", valueName: "n"))
     var gapLimit: Int = 20
 
-    @Option(help: ArgumentHelp("Consecutive unused change addresses that end the change chain (default: --gap-limit).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive unused change addresses that end the change chain (default: --gap-limit).", valueName: "n"))
     var changeGapLimit: Int?
 
-    @Option(help: ArgumentHelp("Consecutive empty accounts that end the scan (1: stop at the first, as BIP44).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Consecutive empty accounts that end the scan (1: stop at the first, as BIP44).", valueName: "n"))
     var accountGap: Int = 1
 
-    @Option(help: ArgumentHelp("Accounts to consider, A-B or A.", valueName: "range"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Accounts to consider, A-B or A.", valueName: "range"))
     var accounts: String?
 
-    @Option(help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
     var indexes: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Most addresses one scan checks, over all chains and accounts (default: 1000000).", valueName: "n"))
+    var maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses
 
     @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
     var source: String
 
-    @Option(help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
     var parallel: Int = 4
 
-    @Option(help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
     var retries: Int = 5
 
     @Option(help: ArgumentHelp("The environment variable holding the Etherscan API key.", valueName: "var"))
@@ -161,16 +167,19 @@ struct Discover: ParsableCommand {
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
         guard gapLimit >= 1 else {
-            throw ValidationError("--gap-limit must be at least 1 (got \(gapLimit)): it is how many consecutive unused addresses end a chain's scan; BIP44 uses 20")
+            throw ValidationError("--gap-limit must be a positive integer (at least 1), got \(gapLimit): it is how many consecutive unused addresses end a chain's scan; BIP44 uses 20")
         }
         if let changeGapLimit, changeGapLimit < 1 {
-            throw ValidationError("--change-gap-limit must be at least 1 (got \(changeGapLimit)): it is how many consecutive unused change addresses end the change chain")
+            throw ValidationError("--change-gap-limit must be a positive integer (at least 1), got \(changeGapLimit): it is how many consecutive unused change addresses end the change chain")
         }
         guard accountGap >= 1 else {
-            throw ValidationError("--account-gap must be at least 1 (got \(accountGap)): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
+            throw ValidationError("--account-gap must be a positive integer (at least 1), got \(accountGap): it is how many consecutive empty accounts end the scan; 1 stops at the first, as BIP44")
         }
-        guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1 (got \(parallel))") }
-        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more (got \(retries))") }
+        guard maxAddresses >= 1 else {
+            throw ValidationError("--max-addresses must be a positive integer (at least 1), got \(maxAddresses): it caps the addresses one scan checks")
+        }
+        guard parallel >= 1 else { throw ValidationError("--parallel must be a positive integer (at least 1), got \(parallel): it is how many HTTP requests are in flight at once") }
+        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more, got \(retries): it is how many times a failed HTTP request is tried again") }
         if let accounts { _ = try Self.range(accounts, "--accounts") }
         if let indexes { _ = try Self.range(indexes, "--indexes") }
         if !source.lowercased().hasPrefix("lua:") {
@@ -242,7 +251,8 @@ struct Discover: ParsableCommand {
             coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
             kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
         let scheme = try DiscoverySetup.scheme(request)
-        var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap)
+        var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap,
+                                       maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
         if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
         let http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
@@ -256,7 +266,7 @@ struct Discover: ParsableCommand {
             let script = String(source.dropFirst(4))
             inner = ClosureUsageSource(name: "lua \(script)") { addresses in
                 let results = try state.call(function, [.table(LuaTable(array: addresses.map { .text($0) }))])
-                return try Self.flags(results.first ?? .nil, for: addresses, script: script)
+                return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: false)
             }
         } else {
             inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, etherscanKeyVariable: etherscanKeyEnv)
@@ -310,7 +320,7 @@ struct Discover: ParsableCommand {
     /// A Lua state with keyhost's modules, the script run, and the function it returned.
     static func loadLuaSource(_ path: String) throws -> (LuaState, LuaReference) {
         let bytes: [UInt8]
-        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua:\(path): cannot read the script: \(error)") }
+        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua: cannot read the script \(error)") }
         let state = try Host.makeState()
         let results = try state.execute(bytes: SourceFile.strippingShebang(bytes), chunkName: "@" + path)
         guard case .reference(let function) = results.first ?? .nil, function.typeName == "function" else {
@@ -318,19 +328,6 @@ struct Discover: ParsableCommand {
                 + (results.first?.typeName ?? "nothing"))
         }
         return (state, function)
-    }
-
-    static func flags(_ value: LuaValue, for addresses: [String], script: String) throws -> [Bool] {
-        guard case .table(let table) = value else {
-            throw Failure.message("the function of \(script) returned \(value.typeName); it must return a list of booleans, one per address")
-        }
-        if table.array.isEmpty {
-            return addresses.map { let v = table.fields[.text($0)] ?? .nil; return !v.isNil && v != .boolean(false) }
-        }
-        guard table.array.count == addresses.count else {
-            throw Failure.message("the function of \(script) returned \(table.array.count) values for \(addresses.count) addresses")
-        }
-        return table.array.map { !$0.isNil && $0 != .boolean(false) }
     }
 }
 

@@ -6,9 +6,17 @@ import Glibc
 #endif
 
 /// The one place that turns errors into text on standard error and an exit status.
-enum Failure: Error {
+enum Failure: Error, CustomStringConvertible {
     /// A complete message for the user, printed after "keyhost: ".
     case message(String)
+
+    /// The message alone: a Failure wrapped by another layer (the discovery engine names its source and
+    /// interpolates the error) must read as the message, never as `message("…")`.
+    var description: String {
+        switch self {
+        case .message(let text): return text
+        }
+    }
 
     static func exitOnError(_ body: () throws -> Void) throws {
         do {

@@ -64,7 +64,7 @@ struct Run: ParsableCommand {
             do {
                 source = try path == "-" ? SourceFile.readStandardInput() : SourceFile.read(path)
             } catch {
-                throw Failure.message("cannot open \(path): \(error)")
+                throw Failure.message("cannot read \(error)")
             }
             let state = try Host.makeState(profile: profile)
             let chunkName = path == "-" ? "=stdin" : "@" + path

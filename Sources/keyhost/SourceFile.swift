@@ -2,32 +2,19 @@
 import Glibc
 #endif
 
-/// Reads scripts without Foundation, which would cost start-up time.
+import KeyhostFiles
+
+/// Reads scripts (and token files) without Foundation, which would cost start-up time.
 enum SourceFile {
-    struct ReadError: Error, CustomStringConvertible {
-        let description: String
-    }
+    /// The largest script or token file read; a bigger one is refused while reading, before any parser runs.
+    static let limit = 16 * BoundedFile.mebibyte
 
     static func read(_ path: String) throws -> [UInt8] {
-        guard let file = fopen(path, "rb") else { throw ReadError(description: String(cString: strerror(errno))) }
-        defer { fclose(file) }
-        return try readAll(file)
+        try BoundedFile.read(path, limit: limit)
     }
 
-    static func readStandardInput() throws -> [UInt8] { try readAll(stdin) }
-
-    private static func readAll(_ file: UnsafeMutablePointer<FILE>) throws -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n > 0 { result.append(contentsOf: buffer[0..<n]) }
-            if n < buffer.count {
-                if ferror(file) != 0 { throw ReadError(description: String(cString: strerror(errno))) }
-                break
-            }
-        }
-        return result
+    static func readStandardInput() throws -> [UInt8] {
+        try BoundedFile.readStandardInput(limit: limit)
     }
 
     /// Blanks a first line starting with '#' (a shebang), keeping line numbers, as lua.c does.

@@ -234,15 +234,26 @@ struct DiscoverCommandTests {
     @Test(arguments: [
         (["--source", "index:x"], "give a key source"),
         (["--xpub", "xpub661MyMwAqRbcF", "--mnemonic-env", "W", "--source", "index:x"], "exclude each other"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be at least 1"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be at least 1"),
-        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "0"], "--account-gap must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "0"], "--account-gap must be a positive integer (at least 1), got 0"),
+        // A negative number is a value to refuse, not a flag the parser does not know ("Missing value").
+        (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "-1"], "--gap-limit must be a positive integer (at least 1), got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "-5"], "--change-gap-limit must be a positive integer (at least 1), got -5"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--account-gap", "-1"], "--account-gap must be a positive integer (at least 1), got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "-2"], "--parallel must be a positive integer (at least 1), got -2"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--retries", "-1"], "--retries must be 0 or more, got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "-1"], "--accounts takes A-B or A with numbers 0...2147483647, got \"-1\""),
+        (["--mnemonic-env", "W", "--source", "index:x", "--indexes", "-3-5"], "--indexes takes A-B or A"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--max-addresses", "0"], "--max-addresses must be a positive integer (at least 1), got 0"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--max-addresses", "-1"], "--max-addresses must be a positive integer (at least 1), got -1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--purpose", "-44"], "The value '-44' is invalid for '--purpose <n>'"),
         (["--mnemonic-env", "W", "--source", "nowhere"], "unknown usage source \"nowhere\""),
         (["--mnemonic-env", "W", "--source", "esplora:"], "needs a URL"),
         (["--mnemonic-env", "W", "--source", "index:x", "--json", "--csv"], "--json and --csv exclude each other"),
         (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "5-2"], "--accounts 5-2"),
         (["--mnemonic-env", "W", "--source", "index:x", "--coin", "zzz"], "unknown coin \"zzz\""),
-        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be at least 1"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be a positive integer (at least 1), got 0"),
         (["--xpub", "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu", "--source", "index:x"], "PRIVATE key"),
     ] + privateKeysOfEveryVersion.map { (["--xpub", $0, "--source", "index:x"], "PRIVATE key") })
     func badOptionsAreUsageErrors(arguments: [String], message: String) throws {
@@ -297,5 +308,80 @@ struct DiscoverCommandTests {
         #expect(help.status == 0)
         #expect(help.stdout.contains("--mnemonic-env"))
         #expect(!help.stdout.contains("--mnemonic <"))
+    }
+}
+
+/// Errors raised inside a usage source reach the user as their message, never as a Swift enum's text.
+@Suite struct DiscoverErrorTextTests {
+    @Test func aLuaSourceErrorPrintsItsMessageOnly() throws {
+        let dir = try Keyhost.scratch(["usage.lua": "return function(addresses) return 42 end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("usage.lua").path
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: usage source lua \(script) failed: usage function: returned a number, expected a list of booleans"), "\(run.stderr)")
+        #expect(!run.stderr.contains("message("), "\(run.stderr)")
+    }
+}
+
+/// An index file with an entry that is not an address of the coin stops the scan instead of reporting "0 used".
+@Suite struct DiscoverIndexValidationTests {
+    @Test func aStrayLineIsRefusedWithItsLineNumber() throws {
+        let (dir, index) = try DiscoverCommandTests.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bad = dir.appendingPathComponent("used-addresses.txt")
+        try ("# used\n" + DiscoverCommandTests.used[0] + "\nhello world\n").write(to: bad, atomically: true, encoding: .utf8)
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:\(bad.path)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: index file \(bad.path):3: \"hello world\" is not a Bitcoin address"), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+        let testnet = try Keyhost.run(["discover", "--mnemonic-env", "W", "--coin", "test", "--source", "index:\(index)"],
+                                      environment: ["W": DiscoverCommandTests.words])
+        #expect(testnet.status == 1)
+        #expect(testnet.stderr.contains(":2: \"\(DiscoverCommandTests.used[0].prefix(20))…\" is a Bitcoin address, but the scan is for Bitcoin testnet"), "\(testnet.stderr)")
+    }
+}
+
+/// A `lua:` usage function must answer one boolean per address asked; anything else stops the scan.
+@Suite struct DiscoverLuaAnswerTests {
+    @Test(arguments: [
+        ("return {}", "returned 0 answers for 20 addresses"),
+        ("local o = {} for i = 1, #a do o[i] = 'used' end return o", "answer #1 is a string, expected a boolean"),
+        ("local o = {} for i = 1, #a do o[i] = false end o[3] = 1 return o", "answer #3 is a number, expected a boolean"),
+        ("local o = {} for i = 1, #a - 1 do o[i] = true end return o", "returned 19 answers for 20 addresses"),
+        // A set is the Lua API's other form; a lua: script's contract is the list alone.
+        ("local o = {} for _, x in ipairs(a) do o[x] = true end return o", "answer #1 is nil, expected a boolean"),
+        ("return 'all'", "returned a string, expected a list of booleans, one per address"),
+    ])
+    func malformedAnswersStopTheScan(body: String, message: String) throws {
+        let dir = try Keyhost.scratch(["usage.lua": "return function(a) \(body) end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("usage.lua").path
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "lua:\(script)"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr == "keyhost: usage source lua \(script) failed: usage function: \(message)"
+            + (message.hasPrefix("returned") && message.contains("answers") ? "; return one boolean per address, in order" : "")
+            + "; the scan stops rather than count unknown addresses as unused\n", "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+}
+
+/// A scan whose source calls every address used ends at the address cap with a message saying how to raise it.
+@Suite struct DiscoverAddressCapTests {
+    @Test func everythingUsedStopsAtTheCap() throws {
+        let dir = try Keyhost.scratch(["all.lua": "return function(a) local o = {} for i = 1, #a do o[i] = true end return o end"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("all.lua").path
+        let checkpoint = dir.appendingPathComponent("cp.json").path
+        let args = ["discover", "--mnemonic-env", "W", "--source", "lua:\(script)", "--checkpoint", checkpoint]
+        let run = try Keyhost.run(args + ["--max-addresses", "300"], environment: ["W": DiscoverCommandTests.words])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("keyhost: the scan stopped after checking 300 addresses, the cap for one scan"), "\(run.stderr)")
+        #expect(run.stderr.contains("raise the cap with --max-addresses N"))
+        #expect(run.stdout.isEmpty)
+        // The checkpoint keeps the answers: a rerun with a higher cap resumes from them.
+        let more = try Keyhost.run(args + ["--max-addresses", "500", "--json"], environment: ["W": DiscoverCommandTests.words])
+        #expect(more.status == 1)
+        #expect(more.stderr.contains("after checking 500 addresses"), "\(more.stderr)")
     }
 }

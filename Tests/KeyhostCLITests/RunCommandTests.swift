@@ -83,7 +83,7 @@ import Testing
     @Test func missingScript() throws {
         let run = try Keyhost.run(["run", "does-not-exist.lua"])
         #expect(run.status == 1)
-        #expect(run.stderr == "keyhost: cannot open does-not-exist.lua: No such file or directory\n")
+        #expect(run.stderr == "keyhost: cannot read does-not-exist.lua: No such file or directory\n")
     }
 
     @Test func sandboxedRun() throws {

@@ -85,6 +85,22 @@ import KeyhostCrypto
         try data.prefix(data.count / 2).write(to: url)
         #expect(throws: SoftKeycardError.self) { try SoftKeycard(store: SoftKeycardStore(url: url)) }
     }
+
+    @Test func unreadableStateSaysWhyInASentence() throws {
+        let dir = try temporaryDirectory()
+        let url = dir.appendingPathComponent("card.json")
+        try Data("{\"version\": \"three\"}".utf8).write(to: url)
+        let wrongType = try #require(throwing(try SoftKeycardStore(url: url).load()))
+        #expect(wrongType.hasPrefix("soft keycard state \(url.path) is unreadable: "), "\(wrongType)")
+        #expect(!wrongType.contains("DecodingError") && !wrongType.contains("Context("), "\(wrongType)")
+        let endless = try #require(throwing(try SoftKeycardStore(url: URL(fileURLWithPath: "/dev/zero")).load()))
+        #expect(endless == "soft keycard state /dev/zero is unreadable: file is larger than the limit of 1 MiB")
+    }
+
+    /// The text of the error `body` throws, or nil.
+    private func throwing<T>(_ body: @autoclosure () throws -> T) -> String? {
+        do { _ = try body(); return nil } catch { return "\(error)" }
+    }
 }
 
 extension KeycardCommandSet {

@@ -116,6 +116,25 @@ struct EngineTests {
             == .invalidOption(name: "batch size", detail: "0; it must be at least 1"))
     }
 
+    @Test("A source that calls every address used stops at the address cap, never past it")
+    func addressCap() throws {
+        #expect(DiscoveryOptions().maxAddresses == 1_000_000)
+        let everything = ClosureUsageSource(name: "all used") { $0.map { _ in true } }
+        var asked = 0
+        let counting = ClosureUsageSource(name: "all used") { asked += $0.count; return try everything.usage(of: $0) }
+        let engine = DiscoveryEngine(scheme: bip84, keys: try TestWallet.keys(), usage: counting,
+                                     options: DiscoveryOptions(maxAddresses: 250))
+        let error = discoveryError { _ = try engine.run() }
+        #expect(error == .addressCapReached(limit: 250))
+        #expect(error?.description.contains("--max-addresses N (max_addresses = N in Lua)") == true)
+        #expect(asked == 250)
+        #expect(discoveryError { _ = try run(bip84, used: [], options: DiscoveryOptions(maxAddresses: 0)) }
+            == .invalidOption(name: "address cap", detail: "0; it must be at least 1"))
+        // A wallet that needs exactly the cap is scanned as before.
+        let (result, _) = try run(bip84, used: [try TestWallet.bip84(index: 0)], options: DiscoveryOptions(maxAddresses: 81))
+        #expect(result.totals.addressesChecked == 81)   // account 0: 21 + 20, account 1: 20 + 20
+    }
+
     @Test("Very large gap limits work, each address derived and asked once")
     func largeGap() throws {
         let far = try TestWallet.bip84(index: 4_999)

@@ -87,6 +87,26 @@ t.test("a Lua function source: list of booleans or a set, asked once per address
   t.eq(r2.accounts, r.accounts)
 end)
 
+t.test("a source function's answer is checked: one boolean per address, or a set of booleans", function()
+  local function scan(answer) return discovery.scan { xpub = ZPUB0, gap_limit = 3, source = answer } end
+  t.raises(function() scan(function(list) local o = {} for i = 1, #list do o[i] = "used" end return o end) end,
+    "usage function: answer #1 is a string, expected a boolean")
+  t.raises(function() scan(function(list) return { true, false } end) end, "usage function: returned 2 answers for 3 addresses")
+  t.raises(function() scan(function(list) return { [list[1]] = "yes" } end) end, "usage function: set entry %[.*%] is a string, expected true or false")
+  t.raises(function() scan(function(list) return 1 end) end, "usage function: returned a number")
+  -- {} is the empty set, as documented: nothing used.
+  t.eq(scan(function() return {} end).totals.used_addresses, 0)
+end)
+
+t.test("max_addresses caps a scan whose source calls everything used", function()
+  local asked = 0
+  local function all(list) local o = {} for i = 1, #list do o[i] = true end asked = asked + #list return o end
+  t.raises(function() discovery.scan { xpub = ZPUB0, source = all, max_addresses = 120 } end,
+    "stopped after checking 120 addresses.*max_addresses = N")
+  t.eq(asked, 120)
+  t.raises(function() discovery.scan { xpub = ZPUB0, source = all, max_addresses = 0 } end, "option 'max_addresses' is 0")
+end)
+
 t.test("index file source and on_progress", function()
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
@@ -140,8 +160,8 @@ t.test("a source function that raises stops the scan with that error", function(
   local ok, got = pcall(discovery.scan, { mnemonic = WORDS, source = function() error(err) end })
   t.eq(ok, false)
   t.ok(rawequal(got, err), "the very error object comes back")
-  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return { true } end } end, "1 values for")
-  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return 7 end } end, "must return a list of booleans")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return { true } end } end, "returned 1 answers for 20 addresses")
+  t.raises(function() discovery.scan { mnemonic = WORDS, source = function() return 7 end } end, "returned a number, expected a list of booleans")
   t.raises(function() discovery.scan { mnemonic = WORDS, source = {}, on_progress = function() error("stop here") end } end, "stop here")
 end)
 

@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostFiles
 import LuaRuntime
 
 /// `keyhost.card`: Keycard sessions over the virtual card, PC/SC readers (through `CardReaderSource`s)
@@ -75,8 +76,14 @@ enum CardModule {
         if let replayPath {
             if opts.has("reader") { throw LuaArgumentError(1, "options 'replay' and 'reader' exclude each other") }
             let text: String
-            do { text = try String(contentsOfFile: replayPath, encoding: .utf8) } catch {
-                throw CardLuaError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.localizedDescription)")
+            do {
+                let bytes = try BoundedFile.read(replayPath, limit: 64 * BoundedFile.mebibyte)
+                guard let decoded = String(bytes: bytes, encoding: .utf8) else {
+                    throw BoundedFile.ReadError(path: replayPath, problem: "is not UTF-8 text")
+                }
+                text = decoded
+            } catch let error as BoundedFile.ReadError {
+                throw CardLuaError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.problem)")
             }
             base = try cardCall(nil) { try ReplayChannel(text: text) }
             readerName = "replay \((replayPath as NSString).lastPathComponent)"

@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,9 @@ final class PairingStore {
     }
 
     init(_ location: Location) { self.location = location }
+
+    /// The largest store read; one card's pairing takes well under a KiB.
+    static let maximumFileSize = 16 * BoundedFile.mebibyte
 
     /// `$XDG_STATE_HOME/keyhost/pairings.json` (an absolute XDG_STATE_HOME only, as the spec says), else
     /// `$HOME/.local/state/keyhost/pairings.json`.
@@ -94,7 +98,7 @@ final class PairingStore {
     private func read(_ path: String) throws -> File {
         guard FileManager.default.fileExists(atPath: path) else { return File(version: 1, cards: [:]) }
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let data = Data(try BoundedFile.read(path, limit: PairingStore.maximumFileSize))
             let file = try JSONDecoder().decode(File.self, from: data)
             guard file.version == 1 else {
                 throw CardLuaError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")
@@ -182,6 +186,7 @@ final class PairingStore {
     }
 
     private static func reason(_ error: Error) -> String {
+        if let error = error as? BoundedFile.ReadError { return error.problem }
         if let error = error as? DecodingError {
             switch error {
             case .dataCorrupted(let context): return context.debugDescription

@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostFiles
 
 /// Keeps a `SoftKeycardState` in a JSON file, replaced atomically: the new state goes to `<file>.tmp`
 /// (created with mode 0600, written, fsync'd), which is then renamed over the file and the directory fsync'd.
@@ -9,6 +10,9 @@ public final class SoftKeycardStore {
     /// Runs after the temporary file is complete and before the rename; a test throws here to simulate a crash.
     public var beforeRename: (() throws -> Void)?
 
+    /// The largest state file read; a real one is a few KiB.
+    static let maximumFileSize = BoundedFile.mebibyte
+
     public init(url: URL) { self.url = url }
 
     var temporaryPath: String { url.path + ".tmp" }
@@ -17,11 +21,22 @@ public final class SoftKeycardStore {
     public func load() throws -> SoftKeycardState? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw SoftKeycardError.corruptState(path: url.path, reason: "\(error)")
+        do { data = Data(try BoundedFile.read(url.path, limit: Self.maximumFileSize)) } catch let error as BoundedFile.ReadError {
+            throw SoftKeycardError.corruptState(path: url.path, reason: error.problem)
         }
         do { return try JSONDecoder().decode(SoftKeycardState.self, from: data) } catch {
-            throw SoftKeycardError.corruptState(path: url.path, reason: "\(error)")
+            throw SoftKeycardError.corruptState(path: url.path, reason: Self.reason(error))
+        }
+    }
+
+    /// A decoding error as a sentence, not the enum's debug text.
+    static func reason(_ error: Error) -> String {
+        switch error as? DecodingError {
+        case .dataCorrupted(let context)?: return context.debugDescription
+        case .keyNotFound(let key, _)?: return "missing field '\(key.stringValue)'"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            return "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)"
+        default: return "\(error)"
         }
     }
 

@@ -109,11 +109,11 @@ struct TokenInspect: ParsableCommand {
     }
 }
 
-/// Reads a token file or standard input ("-") with the size limit armoured tokens allow.
+/// Reads a token file or standard input ("-"), at most `SourceFile.limit` bytes.
 func readTokenFile(_ path: String) throws -> [UInt8] {
     do {
         return path == "-" ? try SourceFile.readStandardInput() : try SourceFile.read(path)
     } catch {
-        throw Failure.message("cannot read \(path): \(error)")
+        throw Failure.message("cannot read \(error)")
     }
 }

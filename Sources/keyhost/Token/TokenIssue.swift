@@ -82,7 +82,7 @@ struct TokenIssue: ParsableCommand {
                 throw Failure.message("--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
             }
             var code: [UInt8]
-            do { code = try SourceFile.read(program) } catch { throw Failure.message("cannot read \(program): \(error)") }
+            do { code = try SourceFile.read(program) } catch { throw Failure.message("cannot read \(error)") }
             // The program must at least compile: a token that can never run is a mistake best caught now.
             let compiled = try Self.compile(code, chunkName: "=" + program, dump: precompile)
             if precompile { code = compiled }
