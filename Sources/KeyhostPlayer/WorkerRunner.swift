@@ -107,7 +107,13 @@ public final class WorkerRunner {
             defer { for p in cArgs { free(p) } }
             var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there
             var pid: pid_t = 0
-            let status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+            var status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+            // ETXTBSY: another thread's child briefly holds the executable open for writing
+            // (a binary just installed, say); it passes within milliseconds.
+            for _ in 0..<20 where status == ETXTBSY {
+                usleep(5000)
+                status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+            }
             close(toChild[0]); close(fromChild[1])
             guard status == 0 else {
                 close(toChild[1]); close(fromChild[0])
@@ -117,10 +123,8 @@ public final class WorkerRunner {
         }
 
         func exchange(_ request: RunRequest, grace: Double) -> RunOutcome {
-            do { try WorkerFraming.write(request.encoded, to: input) } catch {
-                silentDeath = true
-                return .failed(kind: "crashed", message: "the worker ended before it took the request (\(reap()))")
-            }
+            // A worker that already ended fails the write; what it may have said is still read.
+            let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
             let deadline = WorkerFraming.monotonicSeconds() + Double(request.limits.timeMillis) / 1000 + grace
             let bytes: [UInt8]?
             do {
@@ -133,7 +137,9 @@ public final class WorkerRunner {
                 return .failed(kind: "crashed", message: "\(error) (\(reap()))")
             }
             guard let bytes else {
-                return .failed(kind: "crashed", message: "the worker ended without an answer (\(reap()))")
+                silentDeath = !written
+                let when = written ? "without an answer" : "before it took the request"
+                return .failed(kind: "crashed", message: "the worker ended \(when) (\(reap()))")
             }
             answered += 1
             guard let outcome = try? RunOutcome(encoded: bytes) else {
