@@ -7,6 +7,7 @@
 // Prints "<name> <value> <unit>" lines:
 //   raw_commit_us       one INSERT + COMMIT with WAL and synchronous=FULL (GRDB), median of batches
 //   run_worker_us       TokenWallet.run of a trivial program, a fresh worker process per run
+//   run_warm_us         the same with a warm worker (64 runs per process, a fresh Lua state each)
 //   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
 //   player_only_us      TokenPlayer.run alone (deterministic sandbox set up, program run), no store
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
@@ -131,13 +132,13 @@ do {
 
 let program10k = "local t = ...\nlocal s = 0\n" + String(repeating: "s = s + 1 -- padding to make the program ten kilobytes long......\n", count: 150) + "t.emit(s)\n"
 
-for (name, program, useWorker) in [("run_worker_us", trivial, true), ("run_inprocess_us", trivial, false), ("run_10kb_us", program10k, true)] {
+for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", trivial, 64), ("run_inprocess_us", trivial, 0), ("run_10kb_us", program10k, 1)] {
     let path = fresh("\(name).db")
     let wallet = try TokenWallet.create(path: path)
     let tokens = try issue(runs, to: try wallet.holder().publicKey, program: program)
     _ = try wallet.importTokens(tokens, now: 0)
     let player = TokenPlayer(helperModules: helperModules(keyhost))
-    let runner: (RunRequest) -> RunOutcome = useWorker ? WorkerRunner(executable: keyhost).run : player.run
+    let runner: (RunRequest) -> RunOutcome = mode > 0 ? WorkerRunner(executable: keyhost, runsPerWorker: mode).run : player.run
     let times = try runAll(wallet, tokens, runner: runner)
     print("\(name) \(median(times) * 1e6) us")
 }
