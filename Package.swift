@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "CKeyhostProcess"),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery"]),
+        .target(name: "KeyhostBindings", dependencies: [
+            "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
+        ]),
 
         .executableTarget(
             name: "keyhost",
