@@ -287,9 +287,14 @@ t.test("a software wallet ignores a card", function()
   t.eq(#w:run(token.parse(text)[1].id, {}, { card = s }).effects, 1)
 end)
 
-for _, path in ipairs(files) do
-  os.remove(path)
-  os.remove(path .. "-wal")
-  os.remove(path .. "-shm")
-end
+-- Last (tests run in order): remove the wallet files.
+t.test("clean up the wallet files", function()
+  collectgarbage()
+  for _, path in ipairs(files) do
+    os.remove(path)
+    os.remove(path .. "-wal")
+    os.remove(path .. "-shm")
+  end
+end)
+
 t.run()
