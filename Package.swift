@@ -50,7 +50,9 @@ let package = Package(
         .target(name: "CKeyhostProcess"),
 
         // Thin Lua modules over the domain modules.
-        .target(name: "KeyhostBindings", dependencies: ["LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles"]),
+        .target(name: "KeyhostBindings", dependencies: [
+            "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
+        ]),
 
         .executableTarget(
             name: "keyhost",

@@ -72,15 +72,13 @@ final class CountingChannel: CardChannel {
     }
 }
 
-/// A card opened for `keyhost discover --card`: connected, secure channel open, PIN verified, with a key
-/// source that exports one key per account. Secrets come from the given bytes, else `KEYHOST_PIN` /
-/// `KEYHOST_PAIRING_PASSWORD`, else a prompt on the terminal; pairings live in the usual pairing store.
+/// A card opened for `keyhost discover --card` (see `CardConnection`), with a key source that exports one key
+/// per account.
 public final class DiscoveryCardConnection {
-    private let session: CardSessionObject
-    private let counter: CountingChannel
+    private let connection: CardConnection
     private let exporter: CardAccountExporter
     public let keySource: CardKeySource
-    public let readerName: String
+    public var readerName: String { connection.readerName }
 
     /// - Parameters:
     ///   - reader: "virtual", a reader name (or a unique part of one), a 1-based number, or nil/"" for the first real reader.
@@ -88,76 +86,21 @@ public final class DiscoveryCardConnection {
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
                 trustedCAKeys: [PublicKey] = []) throws {
-        let wanted = (reader ?? "").trimmingCharacters(in: .whitespaces)
-        var base: CardChannel
-        var virtualCard: SoftKeycard?
-        let isVirtual = wanted.lowercased() == CardModule.virtualReader
-        if isVirtual {
-            let card = try cardCall(nil) { try VirtualCards.open(state: cardState, options: SoftKeycardOptions(), appletGiven: false) }
-            virtualCard = card
-            base = card
-            readerName = CardModule.virtualReader
-        } else {
-            if cardState != nil { throw DiscoverySetupError("--card-state is for the virtual card only (--card virtual)") }
-            let list = try cardCall(nil) { try CardModule.readerList(readers) }.filter { $0.source != nil }
-            let names = list.map { "\"\($0.name)\"" }.joined(separator: ", ")
-            let entry: (name: String, source: CardReaderSource?)
-            if wanted.isEmpty {
-                guard let first = list.first else {
-                    throw DiscoverySetupError("no card reader found; connect one, or use --card virtual --card-state FILE for the software card")
-                }
-                entry = first
-            } else if let number = Int64(wanted) {
-                guard let numbered = CardModule.reader(number: number, in: list) else {
-                    throw DiscoverySetupError(CardModule.noReaderNumber(number, in: list))
-                }
-                entry = numbered
-            } else if let exact = list.first(where: { $0.name == wanted }) {
-                entry = exact
-            } else {
-                let matches = list.filter { $0.name.lowercased().contains(wanted.lowercased()) }
-                guard matches.count == 1 else {
-                    throw DiscoverySetupError("\(matches.isEmpty ? "no reader is called" : "several readers match") \"\(wanted)\"; readers: "
-                        + (names.isEmpty ? "none (or --card virtual)" : names))
-                }
-                entry = matches[0]
-            }
-            readerName = entry.name
-            base = try cardCall(nil) { try entry.source!.connect(reader: entry.name, options: CardConnectOptions()) }
+        do {
+            connection = try CardConnection(reader: reader, cardState: cardState, readers: readers, pin: pin, pairingPassword: pairingPassword,
+                                            trustedCAKeys: trustedCAKeys, virtualHint: "--card virtual --card-state FILE")
+        } catch let error as CardSetupError {
+            throw DiscoverySetupError(error.description)
         }
-        counter = CountingChannel(base)
-        base = counter
-        var tracer: TracingChannel?
-        if let plaintext = CardModule.environmentTrace() {
-            let tracing = TracingChannel(base, showsPlaintext: plaintext)
-            tracer = tracing
-            base = tracing
-        }
-        var trusted = IdentityCertificate.defaultCAKeys + trustedCAKeys
-        if isVirtual { trusted.append(SoftKeycard.testCAKey().publicKey) }
-        let card = KeycardCommandSet(channel: base, random: SystemRandom(), trustedCAKeys: trusted)
-        let store = PairingStore(isVirtual && cardState == nil ? .memory : .file(PairingStore.defaultPath()))
-        let name = readerName
-        let object = CardSessionObject(readerName: name, card: card, virtualCard: virtualCard, recorder: nil, recordPath: nil,
-                                       tracer: tracer, store: store)
-        let info = try cardCall("SELECT") { try object.select(card) }
-        guard info.isInitialized else {
-            throw DiscoverySetupError(isVirtual
-                ? "the virtual card is blank: give --card-state FILE of a software card set up with keyhost.card (init, load_seed)"
-                : "the card in \(name) is not initialised; set it up first")
-        }
-        guard info.hasMasterKey else { throw DiscoverySetupError("the card in \(name) has no key loaded; load or generate one first") }
-        _ = try cardCall(nil) { try object.auto(card, pin: pin, password: pairingPassword) }
-        session = object
-        exporter = CardAccountExporter(card: card)
-        keySource = try exporter.keySource(label: "card in \(readerName)")
+        exporter = CardAccountExporter(card: connection.card)
+        keySource = try exporter.keySource(label: "card in \(connection.readerName)")
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
-    public var apduCount: Int { counter.count }
+    public var apduCount: Int { connection.apduCount }
     /// EXPORT KEY commands sent so far (one per account, and one for the accounts' shared parent).
     public var exportCommands: Int { exporter.exportCommands }
 
     /// Drops the secure channel.
-    public func close() { session.luaClose() }
+    public func close() { connection.close() }
 }

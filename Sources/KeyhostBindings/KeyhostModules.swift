@@ -18,6 +18,7 @@ public enum KeyhostModules {
         CoinsModule.register(in: state)
         CardModule.register(in: state, readers: cardReaders)
         DiscoveryModule.register(in: state)
+        TokenModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }

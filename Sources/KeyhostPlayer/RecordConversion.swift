@@ -5,13 +5,13 @@ import LuaRuntime
 /// (emitted records). Records are JSON-like: booleans, integers, strings, arrays and maps with
 /// string or integer keys. Floats are refused: amounts are integers in a unit's smallest
 /// denomination, and a float's text differs between languages.
-enum RecordConversion {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public enum RecordConversion {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// A Lua value as CBOR; `path` names where in the record a bad value sits.
-    static func cbor(_ value: LuaValue, path: String = "record", depth: Int = 0) throws -> CBORValue {
+    public static func cbor(_ value: LuaValue, path: String = "record", depth: Int = 0) throws -> CBORValue {
         guard depth <= TokenLimits.maxDepth else { throw Failure(description: "\(path) is nested deeper than \(TokenLimits.maxDepth) levels") }
         switch value {
         case .nil: return .null
@@ -54,7 +54,7 @@ enum RecordConversion {
     }
 
     /// CBOR as a Lua value: byte and text strings become strings, null becomes nil.
-    static func lua(_ value: CBORValue) -> LuaValue {
+    public static func lua(_ value: CBORValue) -> LuaValue {
         switch value {
         case .unsigned(let n): return n <= UInt64(Int64.max) ? .integer(Int64(n)) : .text(String(n))
         case .negative(let n): return n <= UInt64(Int64.max) ? .integer(-Int64(n) - 1) : .text("-" + String(n &+ 1))

@@ -97,6 +97,21 @@ public struct LuaContext {
         return object
     }
 
+    /// A Swift object of type `T` held by reference (a userdata found in an options table, say);
+    /// `what` names it in the error when it is something else or closed.
+    public func object<T: LuaObject>(_ reference: LuaReference, as type: T.Type = T.self, what: String) throws -> T {
+        try stack.ensure(2)
+        try stack.push(.reference(reference))
+        defer { kh_pop(L, 1) }
+        var closed: Int32 = 0
+        let box = T.luaTypeName.withCString { kh_to_object(L, -1, $0, &closed) }
+        if closed != 0 { throw LuaError.runtime("\(what): \(T.luaTypeName) is closed") }
+        guard let box, let object = Unmanaged<AnyObject>.fromOpaque(box).takeUnretainedValue() as? T else {
+            throw LuaError.runtime("\(what) must be a \(T.luaTypeName), got \(reference.typeName)")
+        }
+        return object
+    }
+
     /// Checks that allocating `bytes` more stays within the state's memory cap; bindings that
     /// build large values call it first, since the cap is not enforced while Swift runs.
     public func reserve(bytes: Int) throws {

@@ -6,6 +6,7 @@ public struct LuaModule {
     public let name: String
     private var functions: [(String, LuaFunctionBody)] = []
     private var values: [(String, LuaValue)] = []
+    private var submodules: [(String, LuaModule)] = []
 
     init(name: String) { self.name = name }
 
@@ -19,8 +20,16 @@ public struct LuaModule {
         values.append((name, value))
     }
 
+    /// Adds a table of functions and values, `module.name.f(...)` (e.g. `token.wallet.open`).
+    public mutating func submodule(_ name: String, _ define: (inout LuaModule) -> Void) {
+        var inner = LuaModule(name: self.name + "." + name)
+        define(&inner)
+        submodules.append((name, inner))
+    }
+
     func push(on ctx: LuaContext) throws {
-        lua_createtable(ctx.L, 0, Int32(functions.count + values.count))
+        try ctx.stack.ensure(4)
+        lua_createtable(ctx.L, 0, Int32(functions.count + values.count + submodules.count))
         for (name, body) in functions {
             ctx.push(name)
             ctx.push(function: body)
@@ -29,6 +38,11 @@ public struct LuaModule {
         for (name, value) in values {
             ctx.push(name)
             try ctx.push(value)
+            lua_rawset(ctx.L, -3)
+        }
+        for (name, inner) in submodules {
+            ctx.push(name)
+            try inner.push(on: ctx)
             lua_rawset(ctx.L, -3)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeyhostCrypto
+import KeyhostPlayer
 import KeyhostTokens
 import LuaRuntime
 
@@ -106,18 +107,9 @@ struct TokenIssue: ParsableCommand {
 
     /// Compiles the program in a fresh state; returns its bytecode (`string.dump`) when asked.
     static func compile(_ code: [UInt8], chunkName: String, dump: Bool) throws -> [UInt8] {
-        let state = try LuaState()
-        let results: [LuaValue]
-        do {
-            results = try state.execute(
-                "local source, name, dump = ... local f, err = load(source, name, 't') if not f then error(err, 0) end return dump and string.dump(f) or ''",
-                chunkName: "=compile", arguments: [.string(code), .text(chunkName), .boolean(dump)]
-            )
-        } catch let error as LuaError {
-            throw Failure.message("the program does not compile: \(error.description.split(separator: "\n").first ?? "")")
+        do { return try ProgramCompiler.compile(code, chunkName: chunkName, dump: dump) } catch let error as TokenError {
+            throw Failure.message(error.message)
         }
-        guard case .string(let bytes)? = results.first else { throw Failure.message("the program could not be compiled") }
-        return bytes
     }
 
     /// Creates `path` with mode 0600 and writes `text`; an existing file is never replaced.

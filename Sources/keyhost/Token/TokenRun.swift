@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import KeyhostBindings
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
@@ -12,10 +13,13 @@ struct TokenRun: ParsableCommand {
         discussion: """
             The program runs in a separate sandboxed worker process; a failure, limit, crash or Ctrl-C leaves the \
             token HELD with no effects. The effects are printed only after the commit, with the receipt's id; \
-            --receipt writes the holder-signed receipt (check it with 'keyhost token verify-receipt').
+            --receipt writes the holder-signed receipt (check it with 'keyhost token verify-receipt'). A card-bound \
+            wallet signs the receipt on its Keycard (--reader, --card-state; PIN and pairing password from KEYHOST_PIN / \
+            KEYHOST_PAIRING_PASSWORD or a prompt): the card must hold the wallet's key, else nothing runs.
             """
     )
     @OptionGroup var options: WalletOptions
+    @OptionGroup var cardOptions: TokenCardOptions
     @Argument(help: ArgumentHelp("The token id, or a unique prefix of at least 4 hex digits.", valueName: "id")) var id: String
     @Option(name: .customLong("arg"), help: ArgumentHelp("An argument for the program, as text (repeatable).", valueName: "key=value"))
     var textArguments: [String] = []
@@ -25,6 +29,7 @@ struct TokenRun: ParsableCommand {
     @Flag(help: "Print JSON (token_id, receipt_id, now, effects, receipt).") var json = false
 
     func validate() throws {
+        try cardOptions.validate()
         for item in textArguments + integerArguments {
             guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
                 throw ValidationError("arguments are key=value, got \(item.prefix(40).debugDescription)")
@@ -51,9 +56,21 @@ struct TokenRun: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let wallet = try options.open()
+            let software = try wallet.softwareSigner()
+            if software != nil && cardOptions.given {
+                throw Failure.message("--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
+            }
             let stored = try wallet.store.find(idPrefix: id)
-            guard let signer = try wallet.softwareSigner() else {
-                throw Failure.message("this wallet's holder key is on a Keycard: run its tokens from Lua with a card session (keyhost.token, see docs/lua-api.md)")
+            var connection: CardConnection?
+            defer { connection?.close() }
+            let signer: ReceiptSigner
+            if let software {
+                signer = software
+            } else {
+                // The card must hold the wallet's key (same key UID, the holder key at the stored path): checked before the run.
+                let card = try cardOptions.connect()
+                connection = card
+                signer = try CardHolder.signer(card.card, holder: try wallet.holder())
             }
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let result = try wallet.run(id: stored.token.token.id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)

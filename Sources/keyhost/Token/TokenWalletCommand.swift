@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostBindings
 import KeyhostCrypto
 import KeyhostWallet
 
@@ -12,17 +13,38 @@ struct TokenWalletCommand: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a wallet with a new holder key (kept in the wallet file, mode 0600).",
-            discussion: "Tokens are issued to the holder public key this prints; give it to issuers ('keyhost token issue --to KEY')."
+            abstract: "Create a wallet with a new holder key (kept in the wallet file, mode 0600), or bound to a Keycard's key.",
+            discussion: """
+                Tokens are issued to the holder public key this prints; give it to issuers ('keyhost token issue --to KEY'). \
+                With --card the holder key is the card's key at --path: the wallet keeps only its public key, the card's key \
+                UID and the path, and every run signs its receipt on that card. The PIN and pairing password come from \
+                KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD or a prompt that does not echo.
+                """
         )
         @OptionGroup var options: WalletOptions
+        @Flag(help: "Bind the wallet to a Keycard's key instead of a new software key.") var card = false
+        @OptionGroup var cardOptions: TokenCardOptions
+        @Option(help: ArgumentHelp("With --card: the holder key's derivation path on the card.", valueName: "path"))
+        var path: String?
         @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            if card && path == nil { throw ValidationError("--card needs --path, the holder key's derivation path (e.g. \"m/44'/60'/0'/0/0\")") }
+            if !card && (path != nil || cardOptions.given) { throw ValidationError("--path, --reader and --card-state go with --card") }
+            try cardOptions.validate()
+        }
 
         func run() throws {
             try Failure.exitOnError {
-                let path = try options.path()
-                let wallet = try TokenWallet.create(path: path)
-                try TokenWalletCommand.show(wallet, path: path, json: json)
+                let walletPath = try options.path()
+                var binding: (publicKey: PublicKey, keyUID: [UInt8], path: String)?
+                if card, let path {
+                    let connection = try cardOptions.connect()
+                    defer { connection.close() }
+                    binding = try CardHolder.binding(connection.card, path: path)
+                }
+                let wallet = try TokenWallet.create(path: walletPath, card: binding)
+                try TokenWalletCommand.show(wallet, path: walletPath, json: json)
             }
         }
     }
@@ -60,5 +82,26 @@ struct TokenWalletCommand: ParsableCommand {
         if case .card(_, let uid, let keyPath) = holder { print("card        key \(hexString(uid)), path \(keyPath)") }
         print("tokens      \(counts["held"]!) held, \(counts["pending"]!) pending, \(counts["spent"]!) spent")
         print("trusted     \(trusted.isEmpty ? "no issuer (bytecode tokens are refused)" : trusted.joined(separator: "\n            "))")
+    }
+}
+
+/// `--reader` and `--card-state`: the Keycard of a card-bound wallet, opened like `keyhost discover --card` opens it.
+struct TokenCardOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The Keycard's reader: a name (or a unique part of one), a number as 'keyhost card list' prints it, or 'virtual'; default the first reader.", valueName: "reader"))
+    var reader: String?
+
+    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file.", valueName: "file"))
+    var cardState: String?
+
+    var given: Bool { reader != nil || cardState != nil }
+
+    func validate() throws {
+        if cardState != nil && reader?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --reader virtual") }
+    }
+
+    /// The card, secure channel open and PIN verified (KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD, else a prompt).
+    func connect() throws -> CardConnection {
+        try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
+                           virtualHint: "--reader virtual --card-state FILE")
     }
 }

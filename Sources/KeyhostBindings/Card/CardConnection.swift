@@ -1,0 +1,97 @@
+import Foundation
+import KeyhostCard
+import KeyhostCrypto
+
+/// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user.
+public struct CardSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A Keycard opened for a command (`keyhost discover --card`, `keyhost token wallet init --card`, `keyhost token run`):
+/// connected, secure channel open, PIN verified. Secrets come from the given bytes, else `KEYHOST_PIN` /
+/// `KEYHOST_PAIRING_PASSWORD`, else a prompt on the terminal with echo off; pairings live in the usual pairing store.
+public final class CardConnection {
+    let session: CardSessionObject
+    private let counter: CountingChannel
+    /// The command set over the open, PIN-verified secure channel.
+    public let card: KeycardCommandSet
+    public let readerName: String
+
+    /// - Parameters:
+    ///   - reader: "virtual", a reader name (or a unique part of one), a number as `keyhost card list` prints it, or nil/"" for the first real reader.
+    ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
+    ///   - virtualHint: how the command's options pick the software card, for messages (`--card virtual --card-state FILE`).
+    /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
+    public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
+                trustedCAKeys: [PublicKey] = [], virtualHint: String) throws {
+        let wanted = (reader ?? "").trimmingCharacters(in: .whitespaces)
+        var base: CardChannel
+        var virtualCard: SoftKeycard?
+        let isVirtual = wanted.lowercased() == CardModule.virtualReader
+        if isVirtual {
+            let card = try cardCall(nil) { try VirtualCards.open(state: cardState, options: SoftKeycardOptions(), appletGiven: false) }
+            virtualCard = card
+            base = card
+            readerName = CardModule.virtualReader
+        } else {
+            if cardState != nil { throw CardSetupError("the card state file is for the virtual card only (\(virtualHint))") }
+            let list = try cardCall(nil) { try CardModule.readerList(readers) }.filter { $0.source != nil }
+            let names = list.map { "\"\($0.name)\"" }.joined(separator: ", ")
+            let entry: (name: String, source: CardReaderSource?)
+            if wanted.isEmpty {
+                guard let first = list.first else {
+                    throw CardSetupError("no card reader found; connect one, or use \(virtualHint) for the software card")
+                }
+                entry = first
+            } else if let number = Int64(wanted) {
+                guard let numbered = CardModule.reader(number: number, in: list) else {
+                    throw CardSetupError(CardModule.noReaderNumber(number, in: list))
+                }
+                entry = numbered
+            } else if let exact = list.first(where: { $0.name == wanted }) {
+                entry = exact
+            } else {
+                let matches = list.filter { $0.name.lowercased().contains(wanted.lowercased()) }
+                guard matches.count == 1 else {
+                    throw CardSetupError("\(matches.isEmpty ? "no reader is called" : "several readers match") \"\(wanted)\"; readers: "
+                        + (names.isEmpty ? "none (or \(virtualHint))" : names))
+                }
+                entry = matches[0]
+            }
+            readerName = entry.name
+            base = try cardCall(nil) { try entry.source!.connect(reader: entry.name, options: CardConnectOptions()) }
+        }
+        counter = CountingChannel(base)
+        base = counter
+        var tracer: TracingChannel?
+        if let plaintext = CardModule.environmentTrace() {
+            let tracing = TracingChannel(base, showsPlaintext: plaintext)
+            tracer = tracing
+            base = tracing
+        }
+        var trusted = IdentityCertificate.defaultCAKeys + trustedCAKeys
+        if isVirtual { trusted.append(SoftKeycard.testCAKey().publicKey) }
+        let card = KeycardCommandSet(channel: base, random: SystemRandom(), trustedCAKeys: trusted)
+        let store = PairingStore(isVirtual && cardState == nil ? .memory : .file(PairingStore.defaultPath()))
+        let name = readerName
+        let object = CardSessionObject(readerName: name, card: card, virtualCard: virtualCard, recorder: nil, recordPath: nil,
+                                       tracer: tracer, store: store)
+        let info = try cardCall("SELECT") { try object.select(card) }
+        guard info.isInitialized else {
+            throw CardSetupError(isVirtual
+                ? "the virtual card is blank: give the state file of a software card set up with keyhost.card (init, load_seed): \(virtualHint)"
+                : "the card in \(name) is not initialised; set it up first")
+        }
+        guard info.hasMasterKey else { throw CardSetupError("the card in \(name) has no key loaded; load or generate one first") }
+        _ = try cardCall(nil) { try object.auto(card, pin: pin, password: pairingPassword) }
+        session = object
+        self.card = card
+    }
+
+    /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
+    public var apduCount: Int { counter.count }
+
+    /// Drops the secure channel.
+    public func close() { session.luaClose() }
+}

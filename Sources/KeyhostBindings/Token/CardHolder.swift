@@ -1,0 +1,81 @@
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostTokens
+import KeyhostWallet
+
+/// A token wallet whose holder key lives on a Keycard: binding the wallet to the card's key at a path,
+/// and signing receipts on the card. Shared by `keyhost.token` and `keyhost token wallet init --card` /
+/// `keyhost token run`. The session must be open with the PIN verified.
+public enum CardHolder {
+    /// The card's key UID: SHA-256 of its master public key (uncompressed), as the applet computes it for
+    /// SELECT. Computed from an EXPORT KEY of the master key rather than read from the SELECT answer,
+    /// which goes stale when a key is loaded after SELECT.
+    public static func keyUID(_ card: KeycardCommandSet) throws -> [UInt8] {
+        guard let master = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: [])).resolvedPublicKey else {
+            throw KeycardError.invalidResponse(.exportKey, "no public key for the master key")
+        }
+        return Hash.sha256(master.uncompressed)
+    }
+
+    /// An absolute path (`m/…`) in its canonical form.
+    public static func path(_ text: String) throws -> KeyPath {
+        let path: KeyPath
+        do { path = try KeyPath(text) } catch {
+            throw TokenBindingError(kind: "invalid", "the holder key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
+        }
+        guard path.source == .master else {
+            throw TokenBindingError(kind: "invalid", "the holder key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
+        }
+        return path
+    }
+
+    /// The public key at `path`, exported from the card.
+    static func publicKey(_ card: KeycardCommandSet, at path: KeyPath) throws -> PublicKey {
+        guard let key = try card.exportKey(.publicOnly, path: path).resolvedPublicKey else {
+            throw KeycardError.invalidResponse(.exportKey, "no public key at \(path)")
+        }
+        return key
+    }
+
+    /// What `TokenWallet.create(path:card:)` stores: the public key at `path`, the card's key UID and the path.
+    public static func binding(_ card: KeycardCommandSet, path text: String) throws -> (publicKey: PublicKey, keyUID: [UInt8], path: String) {
+        let path = try path(text)
+        return (try publicKey(card, at: path), try keyUID(card), path.description)
+    }
+
+    /// A signer for a card-bound wallet's receipts, after checking that this card holds the wallet's key:
+    /// same key UID (`wrong_card`), and the key at the stored path is the holder key (`wrong_key`).
+    public static func signer(_ card: KeycardCommandSet, holder: WalletHolder) throws -> CardReceiptSigner {
+        guard case .card(let holderKey, let wantedUID, let pathText) = holder else {
+            throw TokenBindingError(kind: "invalid", "this wallet's holder key is kept in the wallet file, not on a card")
+        }
+        let path = try path(pathText)
+        let uid = try keyUID(card)
+        guard uid == wantedUID else {
+            throw TokenBindingError(kind: "wrong_card",
+                "this card holds key \(Hex.encode(uid.prefix(8)))…, but the wallet is bound to key \(Hex.encode(wantedUID.prefix(8)))…: insert the wallet's card (nothing was run)")
+        }
+        let key = try publicKey(card, at: path)
+        guard key == holderKey else {
+            throw TokenBindingError(kind: "wrong_key",
+                "the card's key at \(path) is \(Hex.encode(key.compressed)), not the wallet's holder key \(Hex.encode(holderKey.compressed)) (nothing was run)")
+        }
+        return CardReceiptSigner(card: card, path: path, publicKey: holderKey)
+    }
+}
+
+/// Signs receipts on the card: SIGN with the holder key's path (derived for this signature only), the
+/// card's answer converted to 64 bytes r ‖ s with low S.
+public struct CardReceiptSigner: ReceiptSigner {
+    let card: KeycardCommandSet
+    let path: KeyPath
+    public let publicKey: PublicKey
+
+    public func sign(digest: [UInt8]) throws -> [UInt8] {
+        let signed = try card.sign(digest: digest, mode: .derive(path))
+        guard signed.publicKey == publicKey else {
+            throw TokenBindingError(kind: "wrong_key", "the card signed with \(Hex.encode(signed.publicKey.compressed)), not the holder key")
+        }
+        return signed.signature.signature.normalized().compact
+    }
+}

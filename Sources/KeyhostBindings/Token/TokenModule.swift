@@ -1,0 +1,123 @@
+import KeyhostCrypto
+import KeyhostPlayer
+import KeyhostTokens
+import KeyhostWallet
+import LuaRuntime
+
+/// `keyhost.token`: issue, parse and inspect one-time tokens, check receipts, and open token wallets
+/// (`token.wallet.create/open`) that import and run them. Programs run in a worker process (the
+/// running keyhost binary, `keyhost token _worker`), never in the calling state.
+enum TokenModule {
+    static let issueOptions = ["program", "value", "unit", "to", "issuer_key", "expires", "not_before", "meta", "limits", "precompile"]
+
+    static func register(in state: LuaState) {
+        state.registerModule("keyhost.token") { module in
+            module.value("prefix", .text(TokenArmor.prefix))
+            module.value("receipt_prefix", .text(SignedReceipt.armorPrefix))
+            module.function("issue") { ctx in
+                ctx.push(try issue(ctx))
+                return 1
+            }
+            module.function("parse") { ctx in
+                let tokens = try tokenCall { try TokenArmor.tokens(in: try TokenArguments.tokenText(ctx, 1), source: "token text") }
+                return try ctx.return(.table(LuaTable(array: tokens.map { .table(TokenTables.token($0)) })))
+            }
+            module.function("inspect") { ctx in
+                let tokens = try tokenCall { try TokenArmor.tokens(in: try TokenArguments.tokenText(ctx, 1), source: "token text") }
+                guard tokens.count == 1, let signed = tokens.first else {
+                    throw LuaArgumentError(1, "the text holds \(tokens.count) tokens; inspect takes one (token.parse reads several)")
+                }
+                var table = TokenTables.token(signed)
+                table["signature_valid"] = .boolean(signed.signatureIsValid)
+                return try ctx.return(.table(table))
+            }
+            module.function("verify_receipt") { ctx in
+                let text = try ctx.bytes(1)
+                let opts = try Options(ctx, 2, allowed: ["trust_bytecode"])
+                let receipt = try tokenCall { try SignedReceipt(armored: text, source: "receipt") }
+                let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+                let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: try opts.boolean("trust_bytecode") ?? false)
+                return try ctx.return(.table(TokenTables.report(report, receipt)))
+            }
+            module.submodule("wallet") { wallet in
+                wallet.function("create") { ctx in
+                    ctx.push(object: try TokenWalletObject.create(ctx))
+                    return 1
+                }
+                wallet.function("open") { ctx in
+                    let path = try ctx.string(1)
+                    ctx.push(object: TokenWalletObject(try tokenCall { try TokenWallet(path: path) }, path: path))
+                    return 1
+                }
+            }
+        }
+    }
+
+    static func issue(_ ctx: LuaContext) throws -> String {
+        let opts = try Options(ctx, 1, allowed: issueOptions)
+        func required<T>(_ key: String, _ value: T?) throws -> T {
+            guard let value else { throw LuaArgumentError(1, "option '\(key)' is required") }
+            return value
+        }
+        var code = try required("program", try opts.bytes("program"))
+        let value = try required("value", try opts.integer("value"))
+        guard value >= 0 else { throw LuaArgumentError(1, "option 'value' must be ≥ 0 (an amount in the unit's smallest denomination), got \(value)") }
+        let unit = try required("unit", try opts.string("unit"))
+        guard !opts["to"].isNil else { throw LuaArgumentError(1, "option 'to' is required (the holder's public key, as w:holder().public_key gives it)") }
+        let holder = try TokenArguments.holder(opts["to"], ctx, position: 1)
+        let key: PrivateKey
+        switch opts["issuer_key"] {
+        case .reference(let ref):
+            if let object = try? ctx.object(ref, as: PrivateKeyObject.self, what: "option 'issuer_key'") {
+                key = try object.live()
+            } else if let node = try? ctx.object(ref, as: NodeObject.self, what: "option 'issuer_key'") {
+                key = try node.privateKey()
+            } else {
+                throw LuaArgumentError(1, "option 'issuer_key' must be an open \(PrivateKeyObject.luaTypeName) or private \(NodeObject.luaTypeName)")
+            }
+        case .string(let bytes) where bytes.count == 32:
+            key = try PrivateKey(bytes: bytes)
+        case .nil:
+            throw LuaArgumentError(1, "option 'issuer_key' is required (a keyhost.ec private key or a private keyhost.hd node)")
+        case let other:
+            throw LuaArgumentError(1, "option 'issuer_key' must be a \(KeyArguments.privateForms), got \(other.typeName)")
+        }
+        var metadata: CBORValue?
+        if !opts["meta"].isNil {
+            do { metadata = try RecordConversion.cbor(opts["meta"], path: "meta") } catch let error as RecordConversion.Failure {
+                throw LuaArgumentError(1, "option 'meta': \(error.description)")
+            }
+        }
+        var policy = TokenPolicy()
+        switch opts["limits"] {
+        case .nil: break
+        case .table(let table):
+            let limits = Options(fields: table, position: 1)
+            if !table.array.isEmpty { throw LuaArgumentError(1, "option 'limits' takes named entries: instructions, memory, time_ms") }
+            for key in table.fields.keys where !["instructions", "memory", "time_ms"].contains(key.stringValue ?? "") {
+                throw LuaArgumentError(1, "option 'limits': unknown entry \(key.stringValue.map { "'\($0)'" } ?? "of type \(key.typeName)"); known: instructions, memory, time_ms")
+            }
+            func positive(_ name: String) throws -> UInt64? {
+                guard let n = try limits.integer(name) else { return nil }
+                guard n > 0 else { throw LuaArgumentError(1, "option 'limits': '\(name)' must be a positive integer, got \(n)") }
+                return UInt64(n)
+            }
+            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: try positive("memory"), timeMillis: try positive("time_ms"))
+        default:
+            throw LuaArgumentError(1, "option 'limits' must be a table {instructions = n, memory = bytes, time_ms = ms}, got \(opts["limits"].typeName)")
+        }
+        let precompile = try opts.boolean("precompile") ?? false
+        return try tokenCall {
+            // The program must at least compile: a token that can never run is a mistake best caught now.
+            let compiled = try ProgramCompiler.compile(code, chunkName: "=token program", dump: precompile)
+            if precompile { code = compiled }
+            let token = Token(
+                id: secureRandomBytes(32), issuer: key.publicKey.xOnly, value: UInt64(value), unit: unit,
+                notBefore: try opts.integer("not_before"), expires: try opts.integer("expires"),
+                program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder,
+                metadata: metadata, policy: policy
+            )
+            return TokenArmor.armor(try SignedToken.issue(token, issuerKey: key))
+        }
+    }
+}

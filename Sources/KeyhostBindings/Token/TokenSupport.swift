@@ -1,0 +1,177 @@
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostPlayer
+import KeyhostTokens
+import KeyhostWallet
+import LuaRuntime
+
+/// A token or wallet failure as Lua sees it: a table with `kind` and `message`, whose `tostring` is the
+/// message. Kinds are those of `WalletError` and `TokenError` (`already_spent`, `expired`, `not_found`,
+/// `signature`, `untrusted_bytecode`, `program`, …) plus the card-binding ones (`card_required`,
+/// `wrong_card`, `wrong_key`). Messages are built from ids, keys and fixed text, never from secrets.
+public struct TokenBindingError: Error, LuaErrorConvertible, CustomStringConvertible {
+    public let kind: String
+    public let message: String
+
+    public init(kind: String, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+    public var luaErrorFields: LuaTable { LuaTable(["kind": .text(kind)]) }
+}
+
+/// Runs `body`, turning wallet and token errors into structured Lua errors (card errors already are).
+func tokenCall<R>(_ body: () throws -> R) throws -> R {
+    do { return try body() } catch {
+        switch error {
+        case let error as WalletError: throw TokenBindingError(kind: error.kind, error.message)
+        case let error as TokenError: throw TokenBindingError(kind: error.kind, error.message)
+        case let error as RecordConversion.Failure: throw TokenBindingError(kind: "invalid", error.description)
+        default: throw error
+        }
+    }
+}
+
+enum TokenTables {
+    /// An unsigned amount: an integer, or its decimal text above 2^63-1 (as the program sees it).
+    static func amount(_ value: UInt64) -> LuaValue {
+        value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value))
+    }
+
+    /// A token's fields; bytes are raw strings (ids, keys, hashes, the program), as everywhere in keyhost.
+    static func token(_ signed: SignedToken) -> LuaTable {
+        let t = signed.token
+        var table = LuaTable([
+            "id": .string(t.id),
+            "issuer": .string(t.issuer.bytes),
+            "value": amount(t.value),
+            "unit": .text(t.unit),
+            "holder": .string(t.holder.compressed),
+            "program": .string(t.program.code),
+            "program_kind": .text(t.program.kind.rawValue),
+            "program_sha256": .string(t.programHash),
+            "program_size": .integer(Int64(t.program.code.count)),
+            "signature": .string(signed.signature),
+            "armored": .text(TokenArmor.armor(signed)),
+        ])
+        if let v = t.notBefore { table["not_before"] = .integer(v) }
+        if let v = t.expires { table["expires"] = .integer(v) }
+        if let meta = t.metadata { table["meta"] = RecordConversion.lua(meta) }
+        if !t.policy.isEmpty {
+            var limits = LuaTable()
+            if let n = t.policy.instructions { limits["instructions"] = amount(n) }
+            if let n = t.policy.memoryBytes { limits["memory"] = amount(n) }
+            if let n = t.policy.timeMillis { limits["time_ms"] = amount(n) }
+            table["limits"] = .table(limits)
+        }
+        return table
+    }
+
+    /// A stored token: its fields, `signature_valid`, and where it is in its life.
+    static func stored(_ stored: StoredToken) -> LuaTable {
+        var table = token(stored.token)
+        table["signature_valid"] = .boolean(stored.token.signatureIsValid)
+        table["state"] = .text(stored.state.rawValue.lowercased())
+        table["imported_at"] = .integer(stored.importedAt)
+        if let v = stored.spentAt { table["spent_at"] = .integer(v) }
+        if let v = stored.receiptID { table["receipt_id"] = .string(v) }
+        return table
+    }
+
+    /// A receipt verification report.
+    static func report(_ report: ReceiptVerifier.Report, _ receipt: SignedReceipt) -> LuaTable {
+        LuaTable([
+            "valid": .boolean(report.isValid),
+            "issuer_signature_valid": .boolean(report.issuerSignatureValid),
+            "holder_signature_valid": .boolean(report.holderSignatureValid),
+            "effects_match": report.effectsMatch.map { .boolean($0) } ?? .nil,
+            "problems": .table(LuaTable(array: report.problems.map { .text($0) })),
+            "token_id": .string(receipt.receipt.token.token.id),
+            "receipt_id": .string(receipt.id),
+            "now": .integer(receipt.receipt.now),
+            "effects": .table(LuaTable(array: receipt.receipt.effects.map(RecordConversion.lua))),
+        ])
+    }
+}
+
+enum TokenArguments {
+    static func isHex(_ bytes: [UInt8]) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }
+    }
+
+    /// The token an id argument names in `store`: 32 raw bytes, or hex (the full 64 digits, or a unique
+    /// prefix of at least 4). A 32-byte string that is all hex digits is tried as raw bytes first.
+    static func storedToken(_ ctx: LuaContext, _ i: Int32, in store: TokenStore) throws -> StoredToken {
+        guard ctx.typeName(i) == "string" else { throw LuaArgumentError(i, "token id expected (32 bytes or hex), got \(ctx.typeName(i))") }
+        let bytes = try ctx.bytes(i)
+        if bytes.count == 32, let found = try tokenCall({ try store.token(id: bytes) }) { return found }
+        guard isHex(bytes) else {
+            throw LuaArgumentError(i, bytes.count == 32
+                ? "no token with this id in the wallet"
+                : "a token id is 32 bytes, or hex (at least 4 digits), got \(bytes.count) bytes that are not hex")
+        }
+        return try tokenCall { try store.find(idPrefix: String(decoding: bytes, as: UTF8.self)) }
+    }
+
+    /// A 33-byte holder key: raw bytes, 66 hex digits, or a key object or hd node.
+    static func holder(_ value: LuaValue, _ ctx: LuaContext, position: Int32) throws -> PublicKey {
+        switch value {
+        case .string(var bytes):
+            if bytes.count == 66, isHex(bytes) { bytes = (try? Hex.decode(String(decoding: bytes, as: UTF8.self))) ?? bytes }
+            guard bytes.count == 33, let key = try? PublicKey(bytes: bytes) else {
+                throw LuaArgumentError(position, "option 'to' must be the holder's compressed public key (33 bytes, or 66 hex digits)")
+            }
+            return key
+        case .reference(let ref):
+            if let object = try? ctx.object(ref, as: PrivateKeyObject.self, what: "option 'to'") { return try object.live().publicKey }
+            if let node = try? ctx.object(ref, as: NodeObject.self, what: "option 'to'") { return try node.live().publicKey }
+            throw LuaArgumentError(position, "option 'to' must be the holder's public key (33 bytes or hex), or an open key object or hd node")
+        default:
+            throw LuaArgumentError(position, "option 'to' must be the holder's public key (33 bytes or hex), got \(value.typeName)")
+        }
+    }
+
+    /// An issuer's x-only key: 32 raw bytes, 64 hex digits, a 33-byte key, or a key object or hd node.
+    static func issuer(_ ctx: LuaContext, _ i: Int32) throws -> [UInt8] {
+        if ctx.typeName(i) == "string" {
+            var bytes = try ctx.bytes(i)
+            if bytes.count == 64, isHex(bytes) { bytes = (try? Hex.decode(String(decoding: bytes, as: UTF8.self))) ?? bytes }
+            if bytes.count == 33, let key = try? PublicKey(bytes: bytes) { return key.xOnly.bytes }
+            guard bytes.count == 32, (try? XOnlyPublicKey(bytes: bytes)) != nil else {
+                throw LuaArgumentError(i, "an issuer is a 32-byte x-only public key (raw or 64 hex digits)")
+            }
+            return bytes
+        }
+        return try KeyArguments.xOnlyKey(ctx, i).bytes
+    }
+
+    /// Run arguments: a Lua table as a CBOR map (strings: text when UTF-8, else bytes; integers, booleans,
+    /// nested tables). Floats are refused. A list becomes a map with integer keys 1…n.
+    static func runArguments(_ ctx: LuaContext, _ i: Int32) throws -> CBORValue {
+        if ctx.isNil(i) { return .map([]) }
+        guard ctx.typeName(i) == "table" else { throw LuaArgumentError(i, "arguments must be a table, got \(ctx.typeName(i))") }
+        let converted: CBORValue
+        do { converted = try RecordConversion.cbor(try ctx.value(i), path: "args") } catch let error as RecordConversion.Failure {
+            throw LuaArgumentError(i, error.description)
+        }
+        switch converted {
+        case .array(let items): return .map(items.enumerated().map { CBORPair(.int(Int64($0.offset + 1)), $0.element) })
+        default: return converted
+        }
+    }
+
+    /// Text given to parse: an armoured token, a file's contents, or a token table (its `armored` field).
+    static func tokenText(_ ctx: LuaContext, _ i: Int32) throws -> [UInt8] {
+        switch ctx.typeName(i) {
+        case "string": return try ctx.bytes(i)
+        case "table":
+            guard case .string(let text) = try ctx.table(i)["armored"] else {
+                throw LuaArgumentError(i, "a token table has an 'armored' field (as token.parse returns)")
+            }
+            return text
+        default: throw LuaArgumentError(i, "armoured token text ('khtok1:…') or a token table expected, got \(ctx.typeName(i))")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostPlayer
+import KeyhostTokens
+import KeyhostWallet
+import LuaRuntime
+
+/// `keyhost.token.wallet`: an open token wallet file. Closing it (`w:close()`, `<close>`, or garbage
+/// collection) closes the store; the holder's private key is read from the file only for a run.
+final class TokenWalletObject: LuaObject {
+    private var wallet: TokenWallet?
+    let path: String
+
+    init(_ wallet: TokenWallet, path: String) {
+        self.wallet = wallet
+        self.path = path
+    }
+
+    static let luaTypeName = "keyhost.token.wallet"
+
+    func live() throws -> TokenWallet {
+        guard let wallet else { throw BindingError("\(Self.luaTypeName) is closed") }
+        return wallet
+    }
+
+    var luaDescription: String {
+        guard let wallet, let holder = try? wallet.holder() else { return "\(Self.luaTypeName) (closed)" }
+        return "\(Self.luaTypeName)(\(path), \(holder.kind) holder \(Hex.encode(holder.publicKey.compressed.prefix(6)))…)"
+    }
+
+    func luaClose() { wallet = nil }
+
+    /// `token.wallet.create(path, {card = session, path = "m/…"})`: a software holder key, or one on the card.
+    static func create(_ ctx: LuaContext) throws -> TokenWalletObject {
+        let path = try ctx.string(1)
+        let opts = try Options(ctx, 2, allowed: ["card", "path"])
+        var binding: (publicKey: PublicKey, keyUID: [UInt8], path: String)?
+        if case .reference(let ref) = opts["card"] {
+            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
+            guard let keyPath = try opts.string("path") else {
+                throw LuaArgumentError(2, "option 'path' is required with 'card': the holder key's derivation path, e.g. \"m/44'/60'/0'/0/0\"")
+            }
+            let card = try session.live()
+            try requireVerified(session)
+            binding = try cardCall("EXPORT KEY") { try CardHolder.binding(card, path: keyPath) }
+        } else if !opts["card"].isNil {
+            throw LuaArgumentError(2, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
+        } else if opts.has("path") {
+            throw LuaArgumentError(2, "option 'path' goes with 'card' (a software holder key has no path)")
+        }
+        return TokenWalletObject(try tokenCall { try TokenWallet.create(path: path, card: binding) }, path: path)
+    }
+
+    static func requireVerified(_ session: CardSessionObject) throws {
+        guard session.pinVerified else {
+            throw TokenBindingError(kind: "card_not_ready", "the card session has no verified PIN: call s:auto{} (or s:verify_pin()) first")
+        }
+    }
+
+    static func holderTable(_ holder: WalletHolder) -> LuaTable {
+        var table = LuaTable(["public_key": .string(holder.publicKey.compressed), "kind": .text(holder.kind)])
+        if case .card(_, let uid, let path) = holder {
+            table["card_key_uid"] = .string(uid)
+            table["card_path"] = .text(path)
+        }
+        return table
+    }
+
+    static let luaMethods: [String: LuaMethod<TokenWalletObject>] = [
+        "holder": { object, ctx in
+            try ctx.return(.table(holderTable(try tokenCall { try object.live().holder() })))
+        },
+        "path": { object, ctx in
+            ctx.push(object.path)
+            return 1
+        },
+        "import": { object, ctx in
+            let wallet = try object.live()
+            let results = try tokenCall { () -> [LuaValue] in
+                let tokens = try TokenArmor.tokens(in: try TokenArguments.tokenText(ctx, 2), source: "token text")
+                let imported = try wallet.importTokens(tokens, now: Int64(time(nil)))
+                return zip(tokens, imported).map { signed, result in
+                    var row = LuaTable(["id": .string(signed.token.id)])
+                    switch result {
+                    case .added: row["result"] = .text("added")
+                    case .alreadyPresent(let state):
+                        row["result"] = .text("already_present")
+                        row["state"] = .text(state.rawValue.lowercased())
+                    }
+                    return .table(row)
+                }
+            }
+            return try ctx.return(.table(LuaTable(array: results)))
+        },
+        "list": { object, ctx in
+            let tokens = try tokenCall { try object.live().store.tokens() }
+            return try ctx.return(.table(LuaTable(array: tokens.map { stored in
+                var row = TokenTables.stored(stored)
+                row["program"] = .nil
+                row["armored"] = .nil
+                row["signature"] = .nil
+                return .table(row)
+            })))
+        },
+        "inspect": { object, ctx in
+            let wallet = try object.live()
+            return try ctx.return(.table(TokenTables.stored(try TokenArguments.storedToken(ctx, 2, in: wallet.store))))
+        },
+        "run": { object, ctx in try object.run(ctx) },
+        "receipt": { object, ctx in
+            let wallet = try object.live()
+            let stored = try TokenArguments.storedToken(ctx, 2, in: wallet.store)
+            guard let receipt = try tokenCall({ try wallet.receipt(id: stored.id) }) else {
+                ctx.pushNil()
+                ctx.push("token \(Hex.encode(stored.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
+                return 2
+            }
+            ctx.push(receipt.armored)
+            return 1
+        },
+        "trust": { object, ctx in
+            let issuer = try TokenArguments.issuer(ctx, 2)
+            try tokenCall { try object.live().store.trust(issuer: issuer, now: Int64(time(nil))) }
+            return 0
+        },
+        "distrust": { object, ctx in
+            let issuer = try TokenArguments.issuer(ctx, 2)
+            try tokenCall { try object.live().store.distrust(issuer: issuer) }
+            return 0
+        },
+        "trusted": { object, ctx in
+            let issuers = try tokenCall { try object.live().store.trustedIssuers() }
+            return try ctx.return(.table(LuaTable(array: issuers.map { .string($0) })))
+        },
+    ]
+
+    /// `w:run(id, args, {card = session})`: one run in a worker process, committed with its receipt.
+    /// The run's `now` is the current time: it is signed into the receipt and checked against the
+    /// token's window, so a caller cannot choose it.
+    func run(_ ctx: LuaContext) throws -> Int32 {
+        let wallet = try live()
+        let stored = try TokenArguments.storedToken(ctx, 2, in: wallet.store)
+        let arguments = try TokenArguments.runArguments(ctx, 3)
+        let opts = try Options(ctx, 4, allowed: ["card"])
+        let holder = try tokenCall { try wallet.holder() }
+        let signer: ReceiptSigner
+        switch holder {
+        case .software:
+            guard let software = try tokenCall({ try wallet.softwareSigner() }) else {
+                throw TokenBindingError(kind: "store", "wallet \(path): the holder key is missing")
+            }
+            signer = software
+        case .card:
+            guard case .reference(let ref) = opts["card"] else {
+                if !opts["card"].isNil {
+                    throw LuaArgumentError(4, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
+                }
+                throw TokenBindingError(kind: "card_required",
+                    "this wallet's holder key is on a Keycard: pass {card = session} (an open keyhost.card session with the PIN verified)")
+            }
+            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
+            let card = try session.live()
+            try Self.requireVerified(session)
+            signer = try cardCall("EXPORT KEY") { try CardHolder.signer(card, holder: holder) }
+        }
+        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+        let result = try tokenCall {
+            try wallet.run(id: stored.id, arguments: arguments, now: Int64(time(nil)), signer: signer, runner: runner.run)
+        }
+        let receipt = result.receipt
+        return try ctx.return(.table(LuaTable([
+            "token_id": .string(receipt.receipt.token.token.id),
+            "receipt": .text(receipt.armored),
+            "receipt_id": .string(receipt.id),
+            "now": .integer(receipt.receipt.now),
+            "effects": .table(LuaTable(array: result.effects.map(RecordConversion.lua))),
+        ])))
+    }
+}

@@ -1,0 +1,300 @@
+-- Tests for keyhost.token: issue, wallets, runs in the worker, receipts, bytecode trust, card-bound wallets
+-- (the software Keycard, applets 3.2 and 4.0). Run: keyhost run Tests/lua/token_test.lua
+local t = require "keyhost.test"
+local token = require "keyhost.token"
+local card = require "keyhost.card"
+local ec = require "keyhost.ec"
+local hd = require "keyhost.hd"
+local hex = require "keyhost.hex"
+
+local ABANDON = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+local PIN, PUK, PASSWORD = "123456", "987654321098", "KeycardTest"
+local PATH = "m/44'/60'/0'/0/0"
+
+local files = {}
+local function wallet_path()
+  local path = os.tmpname()
+  os.remove(path)
+  files[#files + 1] = path
+  return path
+end
+
+--- A structured error raised by fn: its kind.
+local function kind_of(fn)
+  local ok, err = pcall(fn)
+  t.ok(not ok, "expected an error")
+  t.eq(type(err), "table", "structured error: " .. tostring(err))
+  return err.kind, err
+end
+
+local VOUCHER = [[
+local t = ...
+t.emit { kind = "redeemed", amount = t.token.value, unit = t.token.unit, shop = t.args.shop, at = t.now }
+]]
+
+local issuer = ec.private_key(hex.decode("0b432b2677937381aef05bb02a66ecd012773062cf3fa2549e44f58ed2401710"))
+
+t.test("issue, parse and inspect", function()
+  local holder = ec.public_key(ec.generate())
+  local text = token.issue { program = VOUCHER, value = 500, unit = "EUR-cent", to = holder, issuer_key = issuer,
+                             expires = 1893456000, meta = { shop = "bakery", n = 3 }, limits = { instructions = 100000 } }
+  t.ok(text:find("^khtok1:"), "armoured")
+  local parsed = token.parse(text .. "\n# comment\n" .. text)
+  t.eq(#parsed, 2)
+  local tok = parsed[1]
+  t.eq(#tok.id, 32)
+  t.eq(tok.issuer, ec.public_key(issuer, { x_only = true }))
+  t.eq(tok.holder, holder)
+  t.eq(tok.value, 500)
+  t.eq(tok.unit, "EUR-cent")
+  t.eq(tok.expires, 1893456000)
+  t.eq(tok.meta, { shop = "bakery", n = 3 })
+  t.eq(tok.limits, { instructions = 100000 })
+  t.eq(tok.program, VOUCHER)
+  t.eq(tok.program_kind, "lua54-source")
+  local shown = token.inspect(text)
+  t.eq(shown.signature_valid, true)
+  t.eq(token.inspect(tok).id, tok.id)
+  -- Holder given as hex; issuer as an hd node.
+  local node <close> = hd.from_mnemonic(ABANDON)
+  local other = token.inspect(token.issue { program = "return", value = 0, unit = "X", to = hex.encode(holder), issuer_key = node })
+  t.eq(other.issuer, node:public_key { x_only = true })
+end)
+
+t.test("issue refuses mistakes", function()
+  local holder = ec.public_key(ec.generate())
+  local base = { program = VOUCHER, value = 1, unit = "X", to = holder, issuer_key = issuer }
+  local function with(k, v) local o = {} for a, b in pairs(base) do o[a] = b end o[k] = v return o end
+  t.raises(function() token.issue(with("program", "local = 1")) end, "does not compile")
+  t.raises(function() token.issue(with("value", -1)) end, "must be ≥ 0")
+  t.raises(function() token.issue(with("unit", "two words")) end, "printable ASCII")
+  t.raises(function() token.issue(with("to", "short")) end, "holder's compressed public key")
+  t.raises(function() token.issue(with("issuer_key", nil)) end, "'issuer_key' is required")
+  t.raises(function() token.issue(with("meta", { x = 1.5 })) end, "float")
+  t.raises(function() token.issue(with("limits", { instr = 5 })) end, "unknown entry 'instr'")
+  t.raises(function() token.issue(with("valu", 5)) end, "unknown option 'valu'")
+  t.raises(function() token.parse("hello") end, "not a keyhost token")
+end)
+
+t.test("a software wallet: import, run once, receipt", function()
+  local path = wallet_path()
+  local w <close> = token.wallet.create(path)
+  t.ok(tostring(w):find("software holder"), tostring(w))
+  local holder = w:holder()
+  t.eq(holder.kind, "software")
+  t.eq(#holder.public_key, 33)
+  t.eq(kind_of(function() token.wallet.create(path) end), "exists")
+
+  local text = token.issue { program = VOUCHER, value = 500, unit = "EUR-cent", to = holder.public_key, issuer_key = issuer }
+  local id = token.parse(text)[1].id
+  t.eq(w:import(text), { { id = id, result = "added" } })
+  t.eq(w:import(text), { { id = id, result = "already_present", state = "held" } })
+  local list = w:list()
+  t.eq(#list, 1)
+  t.eq(list[1].state, "held")
+  t.eq(list[1].value, 500)
+
+  local before = os.time()
+  local r = w:run(hex.encode(id):sub(1, 6), { shop = "bakery" })
+  t.eq(r.token_id, id)
+  t.ok(r.receipt:find("^khrcpt1:"))
+  t.eq(#r.receipt_id, 32)
+  t.ok(r.now >= before and r.now <= os.time() + 1, "now is the current time")
+  t.eq(r.effects, { { kind = "redeemed", amount = 500, unit = "EUR-cent", shop = "bakery", at = r.now } })
+  t.eq(w:inspect(id).state, "spent")
+  t.eq(w:inspect(id).receipt_id, r.receipt_id)
+  t.eq(w:receipt(hex.encode(id)), r.receipt)
+
+  local kind, err = kind_of(function() w:run(id, { shop = "bakery" }) end)
+  t.eq(kind, "already_spent")
+  t.ok(tostring(err):find("already spent"), tostring(err))
+
+  local report = token.verify_receipt(r.receipt)
+  t.eq(report.valid, true)
+  t.eq(report.issuer_signature_valid, true)
+  t.eq(report.holder_signature_valid, true)
+  t.eq(report.effects_match, true)
+  t.eq(report.problems, {})
+  t.eq(report.receipt_id, r.receipt_id)
+
+  -- Any flipped character: either the receipt no longer parses, or it no longer holds.
+  local body = r.receipt:sub(#"khrcpt1:" + 1)
+  for _, at in ipairs { 10, #body // 2, #body - 5 } do
+    local c = body:sub(at, at)
+    local tampered = "khrcpt1:" .. body:sub(1, at - 1) .. (c == "A" and "B" or "A") .. body:sub(at + 1)
+    local ok, rep = pcall(token.verify_receipt, tampered)
+    t.ok(not ok or rep.valid == false, "tampered at " .. at .. " must not verify")
+    if not ok then t.eq(type(rep), "table") end
+  end
+  w:close()
+  t.ok(tostring(w):find("closed"))
+  t.raises(function() w:list() end, "closed")
+
+  -- Reopened, the wallet remembers.
+  local again <close> = token.wallet.open(path)
+  t.eq(again:list()[1].state, "spent")
+  t.eq(again:holder().public_key, holder.public_key)
+end)
+
+t.test("ids: raw bytes, hex, prefixes", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local text = token.issue { program = VOUCHER, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer }
+  w:import(text)
+  local id = token.parse(text)[1].id
+  t.eq(w:inspect(id).id, id)
+  t.eq(w:inspect(hex.encode(id)).id, id)
+  t.eq(w:inspect(hex.encode(id):sub(1, 4):upper()).id, id)
+  t.eq(kind_of(function() w:inspect("ffff" == hex.encode(id):sub(1, 4) and "eeee" or "ffff") end), "not_found")
+  t.raises(function() w:inspect("abc") end, "4 to 64 hex digits")
+  t.raises(function() w:inspect(42) end, "token id expected")
+end)
+
+t.test("arguments: text, bytes, integers, booleans, tables; floats refused", function()
+  local w <close> = token.wallet.create(wallet_path())
+  -- t.args is a read-only view: the program copies the fields it knows (pairs over the view yields
+  -- nothing in the deterministic sandbox today; see docs/lua-api.md).
+  local echo = [[local t = ... local a = t.args
+    t.emit { name = a.name, raw = a.raw, n = a.n, yes = a.yes, nested = a.nested }]]
+  local function fresh()
+    local text = token.issue { program = echo, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer }
+    w:import(text)
+    return token.parse(text)[1].id
+  end
+  local args = { name = "alice", raw = "\xff\x00\x01", n = -7, yes = true, nested = { list = { 1, 2, 3 }, map = { a = "b" } } }
+  t.eq(w:run(fresh(), args).effects[1], args)
+  local id = fresh()
+  t.raises(function() w:run(id, { price = 1.5 }) end, "args.price is the float 1.5")
+  t.raises(function() w:run(id, { f = print }) end, "function")
+  t.eq(w:inspect(id).state, "held")
+  t.eq(w:run(id).effects[1], {})
+  -- A list is a map with integer keys 1..n.
+  local lister = token.issue { program = "local t = ... t.emit { t.args[1], t.args[2], #t.args }", value = 1, unit = "X",
+                               to = w:holder().public_key, issuer_key = issuer }
+  w:import(lister)
+  t.eq(w:run(token.parse(lister)[1].id, { "a", "b" }).effects[1], { "a", "b", 2 })
+end)
+
+t.test("a failing program leaves the token HELD and runnable", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local text = token.issue {
+    program = "local t = ... if t.args.code ~= 'open sesame' then error('wrong code') end t.emit{ok = true}",
+    value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer,
+  }
+  w:import(text)
+  local id = token.parse(text)[1].id
+  local kind, err = kind_of(function() w:run(id, { code = "nope" }) end)
+  t.eq(kind, "program")
+  t.ok(tostring(err):find("wrong code"), tostring(err))
+  t.eq(w:inspect(id).state, "held")
+  t.eq(w:receipt(id), nil)
+  local limited = token.issue { program = "while true do end", value = 1, unit = "X", to = w:holder().public_key,
+                                issuer_key = issuer, limits = { instructions = 100000 } }
+  w:import(limited)
+  t.eq(kind_of(function() w:run(token.parse(limited)[1].id) end), "instruction_limit")
+  t.eq(w:run(id, { code = "open sesame" }).effects, { { ok = true } })
+  t.eq(w:inspect(id).state, "spent")
+end)
+
+t.test("time: not yet valid and expired tokens do not run", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local now = os.time()
+  local late = token.issue { program = VOUCHER, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer, not_before = now + 3600 }
+  local gone = token.issue { program = VOUCHER, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer, expires = now - 10 }
+  w:import(late .. "\n" .. gone)
+  t.eq(kind_of(function() w:run(token.parse(late)[1].id) end), "not_yet_valid")
+  t.eq(kind_of(function() w:run(token.parse(gone)[1].id) end), "expired")
+  t.raises(function() w:run(token.parse(gone)[1].id, {}, { now = now - 100 }) end, "unknown option 'now'")
+end)
+
+t.test("tokens for another holder or with a bad signature are refused", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local other = token.issue { program = VOUCHER, value = 1, unit = "X", to = ec.public_key(ec.generate()), issuer_key = issuer }
+  t.eq(kind_of(function() w:import(other) end), "not_ours")
+  t.eq(w:list(), {})
+end)
+
+t.test("bytecode: refused from an untrusted issuer, accepted once trusted", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local text = token.issue { program = VOUCHER, value = 9, unit = "X", to = w:holder().public_key, issuer_key = issuer, precompile = true }
+  local tok = token.parse(text)[1]
+  t.eq(tok.program_kind, "lua54-bytecode")
+  t.eq(tok.program:byte(1), 0x1B)
+  t.eq(kind_of(function() w:import(text) end), "untrusted_bytecode")
+  t.eq(w:list(), {})
+  w:trust(hex.encode(tok.issuer))
+  t.eq(w:trusted(), { tok.issuer })
+  t.eq(w:import(text)[1].result, "added")
+  local r = w:run(tok.id, { shop = "bytecode" })
+  t.eq(r.effects[1].shop, "bytecode")
+  -- A verifier must trust bytecode explicitly.
+  local refused = token.verify_receipt(r.receipt)
+  t.eq(refused.valid, false)
+  t.eq(refused.effects_match, nil)
+  t.ok(refused.problems[1]:find("not trusted"), refused.problems[1])
+  t.eq(token.verify_receipt(r.receipt, { trust_bytecode = true }).valid, true)
+  w:distrust(issuer)
+  t.eq(w:trusted(), {})
+end)
+
+--- A fresh virtual card with a key, ready (paired, channel open, PIN verified).
+local function ready_card(applet, seed)
+  local s = card.open { reader = "virtual", applet = applet }
+  s:select()
+  s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+  s:auto { pin = PIN, pairing_password = PASSWORD }
+  local uid = seed and s:load_seed(seed) or s:generate_key()
+  return s, uid
+end
+
+for _, applet in ipairs { "3.2", "4.0" } do
+  t.test("card-bound wallet on applet " .. applet, function()
+    local s <close>, uid = ready_card(applet, hd.mnemonic_to_seed(ABANDON))
+    local w <close> = token.wallet.create(wallet_path(), { card = s, path = PATH })
+    local holder = w:holder()
+    local node <close> = hd.from_mnemonic(ABANDON)
+    t.eq(holder, { kind = "card", public_key = node:derive(PATH):public_key(), card_key_uid = uid, card_path = PATH })
+
+    local text = token.issue { program = VOUCHER, value = 25, unit = "EUR-cent", to = holder.public_key, issuer_key = issuer }
+    w:import(text)
+    local id = token.parse(text)[1].id
+
+    t.eq(kind_of(function() w:run(id, { shop = "card" }) end), "card_required")
+    local other <close> = ready_card(applet)
+    local kind, err = kind_of(function() w:run(id, { shop = "card" }, { card = other }) end)
+    t.eq(kind, "wrong_card")
+    t.ok(not tostring(err):find(PIN, 1, true))
+    t.eq(w:inspect(id).state, "held")
+
+    local r = w:run(id, { shop = "card" }, { card = s })
+    t.eq(r.effects[1].shop, "card")
+    local report = token.verify_receipt(r.receipt)
+    t.eq(report.valid, true)
+    t.eq(report.holder_signature_valid, true)
+    t.eq(kind_of(function() w:run(id, {}, { card = s }) end), "already_spent")
+
+    t.raises(function() token.wallet.create(wallet_path(), { card = s }) end, "'path' is required")
+    t.raises(function() token.wallet.create(wallet_path(), { card = s, path = "./0/1" }) end, "must be absolute")
+    t.raises(function() token.wallet.create(wallet_path(), { card = "s", path = PATH }) end, "must be a keyhost.card.session")
+    t.raises(function() token.wallet.create(wallet_path(), { path = PATH }) end, "goes with 'card'")
+  end)
+end
+
+t.test("a software wallet ignores a card", function()
+  local s <close> = ready_card("4.0")
+  local w <close> = token.wallet.create(wallet_path())
+  local text = token.issue { program = VOUCHER, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer }
+  w:import(text)
+  t.eq(#w:run(token.parse(text)[1].id, {}, { card = s }).effects, 1)
+end)
+
+-- Last (tests run in order): remove the wallet files.
+t.test("clean up the wallet files", function()
+  collectgarbage()
+  for _, path in ipairs(files) do
+    os.remove(path)
+    os.remove(path .. "-wal")
+    os.remove(path .. "-shm")
+  end
+end)
+
+t.run()
