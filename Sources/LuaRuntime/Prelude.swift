@@ -217,9 +217,10 @@ enum Prelude {
 
     -- pairs(t): __pairs as usual, otherwise the keys sorted once, then visited in order.
     local function ordered_pairs(t)
-      local mt = getmetatable(t)
-      if type(mt) == "table" and rawget(mt, "__pairs") then return pairs_(t) end
-      if type(t) ~= "table" then error("bad argument #1 to 'for iterator' (table expected, got " .. type(t) .. ")", 2) end
+      -- Lua's pairs sees a __pairs even behind a hidden metatable (__metatable = false); when
+      -- there is none it hands back next itself, and the table is visited in key order instead.
+      local f, s, c = pairs_(t)
+      if f ~= raw_next then return f, s, c end
       local keys, n = {}, 0
       local key = raw_next(t)
       while key ~= nil do

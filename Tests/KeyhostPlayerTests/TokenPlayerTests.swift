@@ -93,6 +93,19 @@ import Testing
         #expect(a[4] == .text("nilnilnilnil"))
     }
 
+    /// The read-only views (the capability, its tables, the libraries) iterate, in key order.
+    @Test func readOnlyViewsIterateInOrder() throws {
+        let effects = try Self.effects("""
+            local t = ...
+            local function keys(view) local k = {} for name in pairs(view) do k[#k + 1] = name end return table.concat(k, ",") end
+            t.emit(keys(t.args))
+            t.emit(keys(t.verify))
+            t.emit(keys(t):match("^args,emit,hash,now,token,verify") ~= nil)
+            t.emit(keys(math):sub(1, 13))
+            """, args: .map([CBORPair(.text("b"), .unsigned(2)), CBORPair(.text("a"), .unsigned(1))]))
+        #expect(effects == [.text("a,b"), .text("ecdsa,schnorr"), .bool(true), .text("abs,acos,asin")])
+    }
+
     @Test func addressRevealingFormatsAreRefused() throws {
         let outcome = try Self.run("return string.format('%p', {})")
         guard case .failed("program", let message) = outcome else { Issue.record("got \(outcome)"); return }
