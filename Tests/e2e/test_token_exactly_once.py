@@ -224,3 +224,85 @@ def test_a_token_altered_in_the_wallet_file_is_refused_before_it_runs(wallet):
     assert result.returncode == 1 and "signature does not hold" in result.stderr, result.stderr
     tokens, runs = wallet.rows()
     assert tokens[token][0] == "HELD" and token not in runs
+
+
+HOSTILE = {
+    "infinite loop": "while true do end",
+    "memory bomb": "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(4096) .. i end",
+    "deep recursion": "local function f(n) return f(n + 1) + 1 end f(1)",
+    "string bomb": "local s = 'x' for i = 1, 64 do s = s .. s end",
+    "pattern backtracking": "local t = ... t.emit((string.rep('a', 60)):find(string.rep('a?', 60) .. string.rep('a', 60)))",
+    "emit then fail": "local t = ... t.emit('partial') error('after emitting')",
+    "rewrite the capability": "local t = ... t.emit = nil",
+    "reach the host": "local t = ... t.emit(rawget(_G, 'io') or rawget(_G, 'os') or require('io'))",
+    "gc finalizer": "setmetatable({}, { __gc = function() while true do end end })",
+    "close handler loop": "do local x <close> = setmetatable({}, { __close = function() while true do end end }) end",
+    "yield across the host": "local t = ... coroutine.wrap(function() t.emit(coroutine.yield()) end)() error('still here')",
+    "yield from the main chunk": "coroutine.yield(1)",
+    "load bytecode": "local t = ... local f = load(string.char(27) .. 'Lua', 'x', 'b') t.emit(f == nil) error('refused?')",
+    "huge record": "local t = ... t.emit(string.rep('x', 1 << 20))",
+    "float amount": "local t = ... t.emit { amount = 0.1 + 0.2 }",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_programs_are_stopped_and_the_token_stays_held(wallet, name):
+    (wallet.dir / "p.lua").write_text(HOSTILE[name])
+    out = wallet.keyhost("token", "issue", "--program", "p.lua", "--value", "1", "--unit", "pt", "--to", wallet.holder,
+                         "--issuer-key-env", "ISSUER", "--time-limit", "2", "--memory-limit", "16", "-o", "h.tok", wallet=False)
+    assert out.returncode == 0, out.stderr
+    assert wallet.keyhost("token", "import", "h.tok").returncode == 0
+    token = cbor2.loads(b64url((wallet.dir / "h.tok").read_text().strip().split(":", 1)[1]))["token"]["id"].hex()
+    started = time.time()
+    result = wallet.run(token)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "stays HELD" in result.stderr, result.stderr
+    assert time.time() - started < 20
+    assert check_invariants(wallet)[token][0] == "HELD"
+    # The wallet is still usable: an ordinary token runs.
+    (wallet.dir / "p.lua").write_text(PROGRAM)
+    [fine] = wallet.issue(1)
+    assert wallet.run(fine).returncode == 0
+
+
+def test_forged_and_altered_receipts_fail_verification(wallet):
+    [token] = wallet.issue(1)
+    assert wallet.run(token, "--int", "spin=10", "--receipt", "r.rcpt").returncode == 0
+    good = wallet.keyhost("token", "verify-receipt", "r.rcpt", wallet=False)
+    assert good.returncode == 0 and "valid" in good.stdout, good.stdout + good.stderr
+    envelope = cbor2.loads(b64url((wallet.dir / "r.rcpt").read_text().strip().split(":", 1)[1]))
+
+    def write(name, env):
+        import base64
+        data = cbor2.dumps(env, canonical=True)
+        (wallet.dir / name).write_text("khrcpt1:" + base64.urlsafe_b64encode(data).decode().rstrip("=") + "\n")
+        return wallet.keyhost("token", "verify-receipt", name, wallet=False)
+
+    def resign(statement, key):
+        digest = tagged("keyhost/receipt/v1", cbor2.dumps(statement, canonical=True))
+        sig = key.sign(digest, hasher=None)
+        r_len = sig[3]
+        r = int.from_bytes(sig[4:4 + r_len], "big")
+        s = int.from_bytes(sig[6 + r_len:], "big")
+        return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+    # Altered effects: the statement no longer matches what the receipt carries.
+    altered = dict(envelope, effects=[{"token": token, "value": 7000, "spin": 55}])
+    result = write("altered.rcpt", altered)
+    assert result.returncode == 1 and "altered" in result.stderr, result.stderr
+    # Signed by someone else: the holder signature fails.
+    stranger = coincurve.PrivateKey()
+    forged = dict(envelope, sig=resign(envelope["receipt"], stranger))
+    result = write("forged.rcpt", forged)
+    assert result.returncode == 1 and "holder signature  INVALID" in result.stdout, result.stdout
+    # A dishonest wallet: the holder's own key signs effects the program never produced.
+    db = sqlite3.connect(wallet.path)
+    (secret,) = db.execute("SELECT value FROM settings WHERE name = 'holder.secret'").fetchone()
+    db.close()
+    holder_key = coincurve.PrivateKey(bytes(secret))
+    fake_effects = [{"token": token, "value": 7000, "spin": 55}]
+    statement = dict(envelope["receipt"], effects_sha256=hashlib.sha256(cbor2.dumps(fake_effects, canonical=True)).digest())
+    lying = dict(envelope, receipt=statement, effects=fake_effects, sig=resign(statement, holder_key))
+    result = write("lying.rcpt", lying)
+    assert result.returncode == 1, result.stdout
+    assert "holder signature  valid" in result.stdout and "re-run effects    DIFFER" in result.stdout, result.stdout
