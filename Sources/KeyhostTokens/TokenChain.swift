@@ -1,0 +1,102 @@
+import KeyhostCrypto
+
+/// A token and the transfers it went through: what a payment carries and a deposit hands in.
+public struct TokenChain: Equatable, Sendable {
+    public static let armorPrefix = "khchain1:"
+    /// Links a chain may have.
+    public static let maxLinks = 64
+
+    public let token: SignedToken
+    public let transfers: [Transfer]
+
+    public init(token: SignedToken, transfers: [Transfer] = []) {
+        self.token = token
+        self.transfers = transfers
+    }
+
+    /// Who holds the token now: the last link's `to`, or the token's holder.
+    public var currentHolder: PublicKey { transfers.last?.to ?? token.token.holder }
+
+    /// The holder at position `index` (who signs link `index`).
+    public func holder(at index: Int) -> PublicKey { index == 0 ? token.token.holder : transfers[index - 1].to }
+
+    /// What link `index` must name as its predecessor.
+    public func previousHash(at index: Int) -> [UInt8] { index == 0 ? Hash.sha256(token.encoded) : transfers[index - 1].hash }
+
+    /// The issuer's deposit key: its x-only key with even Y.
+    public static func depositKey(issuer: XOnlyPublicKey) -> PublicKey { issuer.evenYPublicKey }
+
+    /// Whether the chain ends with a transfer to its issuer's deposit key, and only there.
+    public var isDeposit: Bool {
+        let deposit = Self.depositKey(issuer: token.token.issuer)
+        guard let last = transfers.last, last.to == deposit else { return false }
+        return !transfers.dropLast().contains { $0.to == deposit }
+    }
+
+    /// Checks the issuer's signature and every link (token, index, predecessor, signer).
+    public func verify() throws {
+        try token.verify()
+        guard transfers.count <= Self.maxLinks else {
+            throw TokenError("limit", "a chain of \(transfers.count) transfers is longer than the limit of \(Self.maxLinks)")
+        }
+        for (i, link) in transfers.enumerated() {
+            let name = "transfer \(i + 1) of \(transfers.count)"
+            guard link.tokenID == token.token.id else { throw TokenError("chain", "\(name) is for another token") }
+            guard link.index == UInt64(i) else { throw TokenError("chain", "\(name) says it is at position \(link.index)") }
+            guard link.previous == previousHash(at: i) else {
+                throw TokenError("chain", "\(name) does not follow the one before it (replayed or reordered)")
+            }
+            guard link.isSigned(by: holder(at: i)) else {
+                throw TokenError("chain", "\(name) is not signed by the holder at that point, \(holder(at: i))")
+            }
+        }
+    }
+
+    /// The canonical encoding.
+    public var encoded: [UInt8] {
+        CBOREncoder.encode(.map([CBORPair(.text("token"), .bytes(token.encoded)), CBORPair(.text("transfers"), .array(transfers.map(\.envelope)))]))
+    }
+
+    /// SHA-256 of the encoding: one chain, one hash (what a ledger records).
+    public var hash: [UInt8] { Hash.sha256(encoded) }
+
+    public var armored: String { ProtocolSignature.armor(Self.armorPrefix, encoded) }
+
+    static let maxEncodedBytes = TokenLimits.maxEncodedBytes + maxLinks * 512
+
+    /// Parses strictly; call `verify()` to check signatures.
+    public init(encoded bytes: [UInt8]) throws {
+        let value = try ProtocolSignature.decode(bytes, limit: Self.maxEncodedBytes, what: "a chain")
+        try self.init(cbor: value)
+    }
+
+    init(cbor value: CBORValue) throws {
+        guard case .map(let pairs) = value, pairs.count == 2, case .bytes(let token)? = value["token"], case .array(let links)? = value["transfers"] else {
+            throw TokenError("encoding", "a chain must be a map of exactly 'token' (bytes) and 'transfers' (an array)")
+        }
+        guard links.count <= Self.maxLinks else {
+            throw TokenError("limit", "a chain of \(links.count) transfers is longer than the limit of \(Self.maxLinks)")
+        }
+        self.init(token: try SignedToken(encoded: token), transfers: try links.map(Transfer.init(envelope:)))
+    }
+
+    /// Every chain in armoured text (`khchain1:` lines).
+    public static func chains(in text: [UInt8], source: String = "input") throws -> [TokenChain] {
+        try ProtocolSignature.unarmor(text, prefix: armorPrefix, source: source, limit: maxEncodedBytes * 64).map(TokenChain.init(encoded:))
+    }
+
+    /// The chain with one more link, signed by the current holder's key.
+    public func appending(to next: PublicKey, time: Int64, receipt: [UInt8], sign: ([UInt8]) throws -> [UInt8]) throws -> TokenChain {
+        guard transfers.count < Self.maxLinks else {
+            throw TokenError("limit", "the token has been transferred \(transfers.count) times, the most a chain may hold")
+        }
+        let unsigned = Transfer(tokenID: token.token.id, index: UInt64(transfers.count), previous: previousHash(at: transfers.count),
+                                to: next, time: time, receipt: receipt, signature: [])
+        let link = Transfer(tokenID: unsigned.tokenID, index: unsigned.index, previous: unsigned.previous, to: next, time: time,
+                            receipt: receipt, signature: try sign(unsigned.digest))
+        guard link.isSigned(by: currentHolder) else {
+            throw TokenError("chain", "the transfer was not signed by the current holder \(currentHolder)")
+        }
+        return TokenChain(token: token, transfers: transfers + [link])
+    }
+}

@@ -1,0 +1,110 @@
+"""cbor2 + coincurve as an independent implementation of keyhost's transfer chains and fraud proofs
+(docs/payments.md).
+
+  verify          -> for each khchain1 line on stdin: "ok <current holder hex>" or "bad <reason>"
+  make TOKEN K... -> a chain for the khtok1 token TOKEN: private key K[0] (the token's holder) hands it
+                     to K[1]'s public key, K[1] to K[2]'s, …; prints the khchain1 line
+  proof           -> for the khproof1 line on stdin: "ok <key that signed twice>" or "bad <reason>"
+"""
+import base64
+import hashlib
+import sys
+
+import cbor2
+import coincurve
+
+
+def b64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def armor(prefix, data):
+    return prefix + base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def tagged(tag, data):
+    t = hashlib.sha256(tag.encode()).digest()
+    return hashlib.sha256(t + t + data).digest()
+
+
+def canonical(value):
+    return cbor2.dumps(value, canonical=True)
+
+
+def der(compact):
+    def integer(b):
+        b = b.lstrip(b"\0")
+        if not b or b[0] & 0x80:
+            b = b"\0" + b
+        return bytes([2, len(b)]) + b
+    body = integer(compact[:32]) + integer(compact[32:])
+    return bytes([0x30, len(body)]) + body
+
+
+def compact(der_sig):
+    r_len = der_sig[3]
+    r = int.from_bytes(der_sig[4:4 + r_len], "big")
+    s = int.from_bytes(der_sig[6 + r_len:], "big")
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+
+def check_links(token_bytes, links):
+    """Returns the current holder after the links, or raises ValueError."""
+    token = cbor2.loads(token_bytes)["token"]
+    holder = token["holder"]
+    previous = hashlib.sha256(token_bytes).digest()
+    for i, env in enumerate(links):
+        body = env["transfer"]
+        if body["token_id"] != token["id"] or body["index"] != i or body["previous"] != previous:
+            raise ValueError(f"link {i} does not continue the chain")
+        digest = tagged("keyhost/transfer/v1", canonical(body))
+        if not coincurve.PublicKey(holder).verify(der(env["sig"]), digest, hasher=None):
+            raise ValueError(f"link {i} not signed by {holder.hex()}")
+        holder = body["to"]
+        previous = hashlib.sha256(canonical(env)).digest()
+    return holder
+
+
+def main():
+    command = sys.argv[1]
+    if command == "verify":
+        for line in sys.stdin.read().split():
+            chain = cbor2.loads(b64(line.split(":", 1)[1]))
+            try:
+                print("ok", check_links(chain["token"], chain["transfers"]).hex())
+            except ValueError as e:
+                print("bad", e)
+    elif command == "make":
+        token_bytes = b64(sys.argv[2].split(":", 1)[1])
+        token = cbor2.loads(token_bytes)["token"]
+        keys = [coincurve.PrivateKey(bytes.fromhex(k)) for k in sys.argv[3:]]
+        links, previous = [], hashlib.sha256(token_bytes).digest()
+        for i in range(len(keys) - 1):
+            body = {"v": 1, "token_id": token["id"], "index": i, "previous": previous,
+                    "to": keys[i + 1].public_key.format(compressed=True), "time": 1_900_000_000 + i, "receipt": bytes([i]) * 32}
+            sig = compact(keys[i].sign(tagged("keyhost/transfer/v1", canonical(body)), hasher=None))
+            env = {"transfer": body, "sig": sig}
+            links.append(env)
+            previous = hashlib.sha256(canonical(env)).digest()
+        print(armor("khchain1:", canonical({"token": token_bytes, "transfers": links})))
+    elif command == "proof":
+        proof = cbor2.loads(b64(sys.stdin.read().strip().split(":", 1)[1]))
+        try:
+            holder = check_links(proof["token"], proof["common"])
+            a, b = proof["a"], proof["b"]
+            if canonical(a) == canonical(b):
+                raise ValueError("the same transfer twice")
+            n = len(proof["common"])
+            prev = hashlib.sha256(proof["token"]).digest() if n == 0 else hashlib.sha256(canonical(proof["common"][-1])).digest()
+            for env in (a, b):
+                body = env["transfer"]
+                if body["index"] != n or body["previous"] != prev:
+                    raise ValueError("a transfer does not continue the common links")
+                if not coincurve.PublicKey(holder).verify(der(env["sig"]), tagged("keyhost/transfer/v1", canonical(body)), hasher=None):
+                    raise ValueError("a transfer is not signed by the holder")
+            print("ok", holder.hex())
+        except ValueError as e:
+            print("bad", e)
+
+
+main()
