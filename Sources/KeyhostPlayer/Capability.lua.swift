@@ -1,7 +1,7 @@
 /// The Lua side of the capability object a token program receives as `...`.
 enum Capability {
     static let source = #"""
-    local fields, args, now, emit, hashes, verifiers, hex_source, json_source = ...
+    local fields, args, now, emit, hashes, verifiers, hex_source, json_source, holder, hops, transfer_to, transfer = ...
     local setmetatable, error, tostring, load, rawget = setmetatable, error, tostring, load, rawget
 
     -- Read-only views: the program may look, not rewrite what it was given.
@@ -30,6 +30,12 @@ enum Capability {
       emit = emit,
       hash = frozen("hash", hashes),
       verify = frozen("verify", verifiers),
+      -- Who holds the token now (the last transfer's key, or token.holder) and after how many transfers.
+      holder = holder,
+      hops = hops,
+      -- For a payment or deposit: the key asked for, and the call that hands the token to it.
+      transfer_to = transfer_to,
+      transfer = transfer,
     }
     -- hex and json are compiled on first use (json is 700 lines): most programs need neither.
     local lazy = { hex = hex_source, json = json_source }

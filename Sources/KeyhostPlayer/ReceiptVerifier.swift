@@ -38,13 +38,15 @@ public struct ReceiptVerifier {
         if let expires = token.expires, receipt.now >= expires {
             report.problems.append("the receipt's time \(receipt.now) is not before the token's expiry \(expires)")
         }
+        do { try receipt.chain.verify() } catch { report.problems.append("the token's transfer chain does not hold: \(error)") }
         let request = RunRequest(
             token: receipt.token, arguments: receipt.arguments, now: receipt.now,
-            limits: limits.capping(receipt.token.token.policy), bytecodeAllowed: bytecodeAllowed
+            limits: limits.capping(receipt.token.token.policy), bytecodeAllowed: bytecodeAllowed,
+            transfers: receipt.chain.transfers, transferTo: receipt.transferTo
         )
         switch runner(request) {
-        case .completed(let effects):
-            let match = CBOREncoder.encode(.array(effects)) == receipt.encodedEffects
+        case .completed(let effects, let transferred):
+            let match = CBOREncoder.encode(.array(effects)) == receipt.encodedEffects && transferred == (receipt.transferTo != nil)
             report.effectsMatch = match
             if !match { report.problems.append("re-running the program gave other effects than the receipt records") }
         case .failed(let kind, let message):

@@ -47,7 +47,7 @@ public struct TokenPlayer {
             return .failed(kind: "program", message: String(describing: error))
         }
         if let problem = emitted.problem { return .failed(kind: "effects", message: problem) }
-        return .completed(effects: emitted.records)
+        return .completed(effects: emitted.records, transferred: emitted.transferred)
     }
 
     private static func outcome(_ error: LuaError, emitted: Emitted) -> RunOutcome {
@@ -69,6 +69,7 @@ public struct TokenPlayer {
         var records: [CBORValue] = []
         var bytes = 1
         var problem: String?
+        var transferred = false
     }
 
     /// Builds the one object the program may act through (see `Capability.lua`).
@@ -94,6 +95,19 @@ public struct TokenPlayer {
             emitted.bytes += size
             return 0
         }
+        let transfer = state.makeFunction { ctx in
+            guard let to = request.transferTo else {
+                throw LuaArgumentError(1, "this run hands the token to nobody: t.transfer is for payments and deposits")
+            }
+            let given = try ctx.bytes(1)
+            let key = given.count == 66 ? (try? Hex.decode(String(decoding: given, as: UTF8.self))) ?? given : given
+            guard key == to.compressed else {
+                throw LuaArgumentError(1, "this run hands the token to \(to), not to \(given.count == 33 || given.count == 66 ? Hex.encode(key) : "that value")")
+            }
+            guard !emitted.transferred else { throw LuaArgumentError(1, "the token was already handed on in this run") }
+            emitted.transferred = true
+            return 0
+        }
         var fields = LuaTable([
             "id": .string(token.id),
             "issuer": .string(token.issuer.bytes),
@@ -112,6 +126,8 @@ public struct TokenPlayer {
                 .table(fields), RecordConversion.lua(request.arguments), .integer(request.now), emit,
                 .table(PureFunctions.hashes(in: state)), .table(PureFunctions.verifiers(in: state)),
                 .string(helperModules["hex"] ?? []), .string(helperModules["json"] ?? []),
+                .string(request.chain.currentHolder.compressed), .integer(Int64(request.chain.transfers.count)),
+                request.transferTo.map { .string($0.compressed) } ?? .nil, transfer,
             ]
         )
         guard let capability = results.first, case .reference = capability else {

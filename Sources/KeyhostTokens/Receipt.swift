@@ -1,46 +1,59 @@
 import KeyhostCrypto
 
-/// What a token run did, signed by the token's holder: which token, with which arguments, at
-/// which `now`, and the effects it produced. Runs are deterministic in (token, arguments, now),
+/// What a token run did, signed by the token's current holder: which token (and the transfers it
+/// went through), with which arguments, at which `now`, the effects it produced, and the key it
+/// was handed on to, if the run was a transfer. Runs are deterministic in (token, arguments, now),
 /// so anyone holding the receipt can re-run the program and compare (`verify-receipt`).
 public struct Receipt: Equatable, Sendable {
     public static let formatVersion: UInt64 = 1
     /// Domain separation for the holder's signature.
     public static let signatureTag = "keyhost/receipt/v1"
 
-    /// The token that ran, whole, so that the receipt can be checked on its own.
-    public let token: SignedToken
+    /// The token that ran and the transfers before the run, whole, so the receipt stands alone.
+    public let chain: TokenChain
     /// The caller's arguments: a map with text keys.
     public let arguments: CBORValue
     /// The run's fixed clock, Unix seconds.
     public let now: Int64
     /// The records the program emitted, in order.
     public let effects: [CBORValue]
+    /// The key the run handed the token to (a payment or a deposit), if any.
+    public let transferTo: PublicKey?
 
-    public init(token: SignedToken, arguments: CBORValue, now: Int64, effects: [CBORValue]) {
-        self.token = token
+    public init(chain: TokenChain, arguments: CBORValue, now: Int64, effects: [CBORValue], transferTo: PublicKey? = nil) {
+        self.chain = chain
         self.arguments = arguments
         self.now = now
         self.effects = effects
+        self.transferTo = transferTo
     }
 
+    public init(token: SignedToken, arguments: CBORValue, now: Int64, effects: [CBORValue]) {
+        self.init(chain: TokenChain(token: token), arguments: arguments, now: now, effects: effects)
+    }
+
+    public var token: SignedToken { chain.token }
+    /// Who signs the receipt: the token's holder when it ran.
+    public var holder: PublicKey { chain.currentHolder }
     public var argumentsHash: [UInt8] { Hash.sha256(CBOREncoder.encode(arguments)) }
     /// The effects as one canonical CBOR array (what the wallet stores).
     public var encodedEffects: [UInt8] { CBOREncoder.encode(.array(effects)) }
     public var effectsHash: [UInt8] { Hash.sha256(encodedEffects) }
-    public var tokenHash: [UInt8] { Hash.sha256(token.encoded) }
+    public var chainHash: [UInt8] { chain.hash }
 
-    /// The signed statement: hashes bind the token, arguments and effects.
+    /// The signed statement: hashes bind the chain, arguments and effects.
     public var statement: CBORValue {
-        .map([
+        var pairs: [CBORPair] = [
             CBORPair(.text("v"), .unsigned(Self.formatVersion)),
             CBORPair(.text("token_id"), .bytes(token.token.id)),
-            CBORPair(.text("token_sha256"), .bytes(tokenHash)),
+            CBORPair(.text("chain_sha256"), .bytes(chainHash)),
             CBORPair(.text("args_sha256"), .bytes(argumentsHash)),
             CBORPair(.text("now"), .int(now)),
             CBORPair(.text("effects_sha256"), .bytes(effectsHash)),
-            CBORPair(.text("holder"), .bytes(token.token.holder.compressed)),
-        ])
+            CBORPair(.text("holder"), .bytes(holder.compressed)),
+        ]
+        if let transferTo { pairs.append(CBORPair(.text("transfer_to"), .bytes(transferTo.compressed))) }
+        return .map(pairs)
     }
 
     /// The 32 bytes the holder signs; also the receipt's id.
@@ -62,7 +75,7 @@ public struct SignedReceipt: Equatable, Sendable {
 
     /// Signs with the holder's software key.
     public static func sign(_ receipt: Receipt, holderKey: PrivateKey) throws -> SignedReceipt {
-        guard holderKey.publicKey.compressed == receipt.token.token.holder.compressed else {
+        guard holderKey.publicKey.compressed == receipt.holder.compressed else {
             throw TokenError("receipt", "the signing key is not the token's holder key")
         }
         return SignedReceipt(receipt: receipt, signature: try holderKey.sign(digest: receipt.digest).normalized().compact)
@@ -73,14 +86,14 @@ public struct SignedReceipt: Equatable, Sendable {
     /// Whether the signature is the holder's over this receipt.
     public var signatureIsValid: Bool {
         guard signature.count == 64, let sig = try? ECDSASignature(compact: signature), sig.isLowS else { return false }
-        return (try? receipt.token.token.holder.verify(sig, digest: receipt.digest)) ?? false
+        return (try? receipt.holder.verify(sig, digest: receipt.digest)) ?? false
     }
 
-    /// The whole receipt, token included: a deterministic CBOR map.
+    /// The whole receipt, chain included: a deterministic CBOR map.
     public var encoded: [UInt8] {
         CBOREncoder.encode(.map([
             CBORPair(.text("receipt"), receipt.statement),
-            CBORPair(.text("token"), .bytes(receipt.token.encoded)),
+            CBORPair(.text("chain"), .bytes(receipt.chain.encoded)),
             CBORPair(.text("args"), receipt.arguments),
             CBORPair(.text("effects"), .array(receipt.effects)),
             CBORPair(.text("sig"), .bytes(signature)),
@@ -92,23 +105,30 @@ public struct SignedReceipt: Equatable, Sendable {
     /// Parses strictly and checks that the statement's hashes match the token, arguments and
     /// effects carried with it; the signature is read, not checked (`signatureIsValid`).
     public init(encoded bytes: [UInt8]) throws {
-        let limit = TokenLimits.maxEncodedBytes + TokenLimits.maxEffectsBytes + TokenLimits.maxArgumentsBytes + 4096
+        let limit = TokenChain.maxEncodedBytes + TokenLimits.maxEffectsBytes + TokenLimits.maxArgumentsBytes + 4096
         guard bytes.count <= limit else { throw TokenError("limit", "receipt of \(bytes.count) bytes is more than the limit of \(limit)") }
         let value: CBORValue
         do {
-            value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: limit, maxDepth: TokenLimits.maxDepth + 2))
+            value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: limit, maxDepth: TokenLimits.maxDepth + 4))
         } catch let error as CBORError {
             throw TokenError("encoding", "receipt encoding: \(error)")
         }
-        guard case .map(let pairs) = value, pairs.count == 5, let statement = value["receipt"], case .bytes(let tokenBytes)? = value["token"],
+        guard case .map(let pairs) = value, pairs.count == 5, let statement = value["receipt"], case .bytes(let chainBytes)? = value["chain"],
               let arguments = value["args"], case .array(let effects)? = value["effects"], case .bytes(let signature)? = value["sig"]
-        else { throw TokenError("encoding", "a receipt must be a map of exactly receipt, token, args, effects and sig") }
+        else { throw TokenError("encoding", "a receipt must be a map of exactly receipt, chain, args, effects and sig") }
         guard signature.count == 64 else { throw TokenError("receipt", "receipt field 'sig': must be 64 bytes") }
         guard case .map = arguments else { throw TokenError("receipt", "receipt field 'args': must be a map") }
-        let token = try SignedToken(encoded: tokenBytes)
-        guard case .map(let statementPairs) = statement, statementPairs.count == 7, let now = statement["now"]?.int64
-        else { throw TokenError("receipt", "receipt field 'receipt': must be the 7-field statement") }
-        let receipt = Receipt(token: token, arguments: arguments, now: now, effects: effects)
+        let chain = try TokenChain(encoded: chainBytes)
+        guard case .map(let statementPairs) = statement, statementPairs.count == 7 || statementPairs.count == 8, let now = statement["now"]?.int64
+        else { throw TokenError("receipt", "receipt field 'receipt': must be the 7- or 8-field statement") }
+        var transferTo: PublicKey?
+        if let to = statement["transfer_to"] {
+            guard case .bytes(let b) = to, b.count == 33, let key = try? PublicKey(bytes: b) else {
+                throw TokenError("receipt", "receipt field 'transfer_to': must be a 33-byte compressed key")
+            }
+            transferTo = key
+        }
+        let receipt = Receipt(chain: chain, arguments: arguments, now: now, effects: effects, transferTo: transferTo)
         guard CBOREncoder.encode(receipt.statement) == CBOREncoder.encode(statement) else {
             throw TokenError("receipt", "the receipt's statement does not match the token, arguments and effects it carries (it was altered)")
         }
@@ -117,7 +137,7 @@ public struct SignedReceipt: Equatable, Sendable {
 
     /// Reads one armoured receipt (`khrcpt1:…`); surrounding whitespace and `#` comment lines are ignored.
     public init(armored text: [UInt8], source: String = "input") throws {
-        let limit = (TokenLimits.maxEncodedBytes + TokenLimits.maxEffectsBytes + TokenLimits.maxArgumentsBytes + 8192) / 3 * 4 + 64
+        let limit = (TokenChain.maxEncodedBytes + TokenLimits.maxEffectsBytes + TokenLimits.maxArgumentsBytes + 8192) / 3 * 4 + 64
         guard text.count <= limit * 2 else { throw TokenError("limit", "\(source): \(text.count) bytes is more than any receipt") }
         let lines = text.split(separator: UInt8(ascii: "\n")).map { $0.filter { $0 != 0x0D && $0 != 0x20 && $0 != 0x09 } }
             .filter { !$0.isEmpty && $0.first != UInt8(ascii: "#") }

@@ -1,7 +1,13 @@
+import KeyhostCrypto
+
 /// What the wallet asks a player to do: run one token's program with arguments at a fixed time,
 /// within limits. Sent to the worker process as deterministic CBOR.
 public struct RunRequest: Equatable, Sendable {
-    public var token: SignedToken
+    /// The token and the transfers it went through (what the program sees as its holder).
+    public var chain: TokenChain
+    public var token: SignedToken { chain.token }
+    /// For a payment or deposit: the key the token must be handed to (`t.transfer`).
+    public var transferTo: PublicKey?
     /// A map with text keys.
     public var arguments: CBORValue
     public var now: Int64
@@ -9,8 +15,10 @@ public struct RunRequest: Equatable, Sendable {
     /// The wallet trusts the issuer, so a bytecode program may be loaded.
     public var bytecodeAllowed: Bool
 
-    public init(token: SignedToken, arguments: CBORValue, now: Int64, limits: RunLimits, bytecodeAllowed: Bool) {
-        self.token = token
+    public init(token: SignedToken, arguments: CBORValue, now: Int64, limits: RunLimits, bytecodeAllowed: Bool,
+                transfers: [Transfer] = [], transferTo: PublicKey? = nil) {
+        self.chain = TokenChain(token: token, transfers: transfers)
+        self.transferTo = transferTo
         self.arguments = arguments
         self.now = now
         self.limits = limits
@@ -18,30 +26,39 @@ public struct RunRequest: Equatable, Sendable {
     }
 
     public var encoded: [UInt8] {
-        CBOREncoder.encode(.map([
-            CBORPair(.text("token"), .bytes(token.encoded)),
+        var pairs = [
+            CBORPair(.text("chain"), .bytes(chain.encoded)),
             CBORPair(.text("args"), arguments),
             CBORPair(.text("now"), .int(now)),
             CBORPair(.text("instructions"), .unsigned(limits.instructions)),
             CBORPair(.text("memory"), .unsigned(limits.memoryBytes)),
             CBORPair(.text("time_ms"), .unsigned(limits.timeMillis)),
             CBORPair(.text("bytecode"), .bool(bytecodeAllowed)),
-        ]))
+        ]
+        if let transferTo { pairs.append(CBORPair(.text("transfer_to"), .bytes(transferTo.compressed))) }
+        return CBOREncoder.encode(.map(pairs))
     }
 
     public init(encoded bytes: [UInt8]) throws {
         let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: Self.maxEncodedBytes, maxDepth: TokenLimits.maxDepth + 2))
-        guard case .bytes(let token)? = value["token"], let arguments = value["args"], let now = value["now"]?.int64,
+        guard case .bytes(let chainBytes)? = value["chain"], let arguments = value["args"], let now = value["now"]?.int64,
               case .unsigned(let instructions)? = value["instructions"], case .unsigned(let memory)? = value["memory"],
               case .unsigned(let time)? = value["time_ms"], case .bool(let bytecode)? = value["bytecode"]
         else { throw TokenError("encoding", "malformed run request") }
+        var transferTo: PublicKey?
+        if let to = value["transfer_to"] {
+            guard case .bytes(let b) = to, let key = try? PublicKey(bytes: b) else { throw TokenError("encoding", "malformed run request") }
+            transferTo = key
+        }
+        let chain = try TokenChain(encoded: chainBytes)
         self.init(
-            token: try SignedToken(encoded: token), arguments: arguments, now: now,
-            limits: RunLimits(instructions: instructions, memoryBytes: memory, timeMillis: time), bytecodeAllowed: bytecode
+            token: chain.token, arguments: arguments, now: now,
+            limits: RunLimits(instructions: instructions, memoryBytes: memory, timeMillis: time), bytecodeAllowed: bytecode,
+            transfers: chain.transfers, transferTo: transferTo
         )
     }
 
-    public static let maxEncodedBytes = TokenLimits.maxEncodedBytes + TokenLimits.maxArgumentsBytes + 1024
+    public static let maxEncodedBytes = TokenChain.maxEncodedBytes + TokenLimits.maxArgumentsBytes + 1024
 }
 
 /// The limits one run gets: the issuer's policy capped by the wallet's maximum.
@@ -71,14 +88,17 @@ public struct RunLimits: Equatable, Sendable {
 
 /// How a run ended. A failed run has no effects and leaves the token HELD.
 public enum RunOutcome: Equatable, Sendable {
-    case completed(effects: [CBORValue])
+    /// `transferred`: the program handed the token to the request's `transferTo`.
+    case completed(effects: [CBORValue], transferred: Bool = false)
     /// `kind`: program, syntax, instruction_limit, memory_limit, time_limit, refused, effects, crashed.
     case failed(kind: String, message: String)
 
     public var encoded: [UInt8] {
         switch self {
-        case .completed(let effects):
-            return CBOREncoder.encode(.map([CBORPair(.text("ok"), .bool(true)), CBORPair(.text("effects"), .array(effects))]))
+        case .completed(let effects, let transferred):
+            return CBOREncoder.encode(.map([
+                CBORPair(.text("ok"), .bool(true)), CBORPair(.text("effects"), .array(effects)), CBORPair(.text("transferred"), .bool(transferred)),
+            ]))
         case .failed(let kind, let message):
             return CBOREncoder.encode(.map([
                 CBORPair(.text("ok"), .bool(false)), CBORPair(.text("kind"), .text(kind)), CBORPair(.text("message"), .text(message)),
@@ -94,7 +114,8 @@ public enum RunOutcome: Equatable, Sendable {
             guard case .array(let effects)? = value["effects"], effects.count <= TokenLimits.maxEffectRecords,
                   CBOREncoder.encode(.array(effects)).count <= TokenLimits.maxEffectsBytes
             else { throw TokenError("encoding", "malformed run result") }
-            self = .completed(effects: effects)
+            guard case .bool(let transferred)? = value["transferred"] else { throw TokenError("encoding", "malformed run result") }
+            self = .completed(effects: effects, transferred: transferred)
         case .bool(false)?:
             guard case .text(let kind)? = value["kind"], case .text(let message)? = value["message"] else {
                 throw TokenError("encoding", "malformed run result")

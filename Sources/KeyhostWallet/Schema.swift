@@ -6,7 +6,7 @@ import GRDB
 enum Schema {
     /// The schema this code writes, also stored as `PRAGMA user_version` so `sqlite3 wallet
     /// 'PRAGMA user_version'` shows it without knowing GRDB's `grdb_migrations` table.
-    static let version = 1
+    static let version = 2
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -79,6 +79,41 @@ enum Schema {
                 CREATE INDEX tokens_pending ON tokens (state) WHERE state = 'PENDING';
 
                 PRAGMA user_version = 1;
+                """)
+        }
+        // Payments (docs/payments.md): a token's transfer chain, the exchange keys this wallet
+        // handed out, its requests, and the chain each transferring run handed on, written with
+        // that run so a payment can always be printed again.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                ALTER TABLE tokens ADD COLUMN transfers BLOB;
+
+                CREATE TABLE exchange_keys (
+                    idx        INTEGER PRIMARY KEY NOT NULL CHECK (idx >= 0),
+                    public     BLOB NOT NULL UNIQUE CHECK (length(public) = 33),
+                    request_id BLOB,
+                    issued_at  INTEGER NOT NULL,
+                    used_at    INTEGER,
+                    token_id   BLOB,
+                    CHECK ((used_at IS NULL) = (token_id IS NULL))
+                );
+
+                CREATE TABLE requests (
+                    id         BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+                    encoded    BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+
+                CREATE TABLE outgoing (
+                    token_id   BLOB PRIMARY KEY NOT NULL REFERENCES runs (token_id),
+                    request_id BLOB NOT NULL,
+                    chain      BLOB NOT NULL
+                );
+                CREATE INDEX outgoing_by_request ON outgoing (request_id);
+                CREATE TRIGGER outgoing_is_final BEFORE UPDATE ON outgoing
+                BEGIN SELECT RAISE(ABORT, 'a transfer that was made is never changed'); END;
+
+                PRAGMA user_version = 2;
                 """)
         }
         return migrator

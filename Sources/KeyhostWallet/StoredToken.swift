@@ -15,8 +15,13 @@ public struct StoredToken: Equatable, Sendable {
     /// The process running it; nil unless PENDING.
     public let pendingOwner: RunOwner?
 
+    /// The transfers that brought it here (empty for a token issued to this wallet).
+    public var transfers: [Transfer] = []
+
     /// The token's 32-byte id.
     public var id: [UInt8] { token.token.id }
+    /// The token with its transfers.
+    public var chain: TokenChain { TokenChain(token: token, transfers: transfers) }
 }
 
 /// What `importToken` did.

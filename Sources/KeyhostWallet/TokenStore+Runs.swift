@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KeyhostTokens
 import KeyhostCrypto
 
 /// Running a token exactly once: claim (PENDING), then commit (SPENT) or abort (HELD).
@@ -54,7 +55,10 @@ extension TokenStore {
 
     /// Commits `run`: its effects and receipt are stored and the token becomes SPENT, in one fsynced
     /// transaction. Throws `conflict` (and changes nothing) unless the token is PENDING for this run.
-    public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64) throws {
+    /// `outgoing`: for a run that handed the token on, the request it paid and the chain it made,
+    /// recorded in the same transaction so the payment can always be printed again.
+    public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64,
+                          outgoing: (requestID: [UInt8], chain: TokenChain)? = nil) throws {
         guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
         try write("commit the run of token \(Self.short(run.tokenID))") { db in
             if let other = try Row.fetchOne(db, sql: "SELECT token_id FROM runs WHERE receipt_id = ?", arguments: [Self.blob(receiptID)]) {
@@ -79,6 +83,10 @@ extension TokenStore {
                 arguments: [spentAt, Self.blob(receiptID), Self.blob(run.tokenID), Self.blob(run.runID)])
             guard db.changesCount == 1 else {
                 throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
+            }
+            if let outgoing {
+                try db.execute(sql: "INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)",
+                               arguments: [Self.blob(run.tokenID), Self.blob(outgoing.requestID), Self.blob(outgoing.chain.encoded)])
             }
             Failpoint.hit("in_commit")
         }

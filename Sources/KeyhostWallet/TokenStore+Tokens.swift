@@ -5,7 +5,7 @@ import KeyhostTokens
 
 /// Importing and listing tokens.
 extension TokenStore {
-    static let tokenColumns = "id, encoded, state, imported_at, spent_at, receipt_id, owner_pid, owner_start, owner_boot"
+    static let tokenColumns = "id, encoded, state, imported_at, spent_at, receipt_id, owner_pid, owner_start, owner_boot, transfers"
 
     /// Adds `token` as HELD, or reports it already present; a different token with the same id is
     /// a `conflict`. Does not verify the signature: the caller does, before importing.
@@ -80,9 +80,20 @@ extension TokenStore {
         }
         let state = try Self.state(row)
         let receipt: Data? = row["receipt_id"]
+        var transfers: [Transfer] = []
+        if let blob: Data = row["transfers"] {
+            do {
+                guard case .array(let links) = try CBORDecoder.decode([UInt8](blob), limits: .init(maxBytes: 1 << 20, maxDepth: 8)) else {
+                    throw WalletError.store("not an array")
+                }
+                transfers = try links.map(Transfer.init(envelope:))
+            } catch {
+                throw WalletError.store("wallet \(path): the transfers of token \(Self.short(id)) are stored in a form this keyhost cannot read: \(error)")
+            }
+        }
         return StoredToken(
             token: signed, state: state, importedAt: row["imported_at"], spentAt: row["spent_at"],
-            receiptID: receipt.map { [UInt8]($0) }, pendingOwner: state == .pending ? Self.owner(row) : nil)
+            receiptID: receipt.map { [UInt8]($0) }, pendingOwner: state == .pending ? Self.owner(row) : nil, transfers: transfers)
     }
 
     /// The `state` column, refusing values no version of the schema allows.

@@ -91,9 +91,8 @@ public final class TokenWallet {
     /// Verifies and stores tokens: the issuer's signature, that this wallet holds them, and that a
     /// bytecode program comes from a trusted issuer. One bad token refuses the whole batch.
     public func importTokens(_ tokens: [SignedToken], now: Int64) throws -> [Imported] {
-        let holder = try holder().publicKey
         for signed in tokens {
-            try check(signed, holder: holder)
+            try check(TokenChain(token: signed))
         }
         return try tokens.map { token in
             switch try store.importToken(token, now: now) {
@@ -103,14 +102,19 @@ public final class TokenWallet {
         }
     }
 
-    private func check(_ signed: SignedToken, holder: PublicKey) throws {
-        let token = signed.token
+    /// Before a token is stored or run: the issuer's signature and the chain, that this wallet
+    /// holds it now, and that bytecode comes from a trusted issuer.
+    func check(_ chain: TokenChain) throws {
+        let token = chain.token.token
         let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
-        guard signed.signatureIsValid else {
+        guard chain.token.signatureIsValid else {
             throw WalletError(kind: "signature", message: "\(name): the issuer's signature does not hold (altered, or signed by another key); nothing was imported")
         }
-        guard token.holder == holder else {
-            throw WalletError(kind: "not_ours", message: "\(name) is held by \(token.holder), not by this wallet's key \(holder); nothing was imported")
+        do { try chain.verify() } catch {
+            throw WalletError(kind: "chain", message: "\(name): its transfers do not hold: \(error)")
+        }
+        guard try isOurs(chain.currentHolder) else {
+            throw WalletError(kind: "not_ours", message: "\(name) is held by \(chain.currentHolder), not by this wallet's key \(try holder().publicKey) or one of its exchange keys; nothing was imported")
         }
         if token.program.kind == .luaBytecode, try !store.isTrusted(issuer: token.issuer.bytes) {
             throw WalletError(kind: "untrusted_bytecode", message: "\(name) carries bytecode, and its issuer \(token.issuer) is not trusted: Lua does not verify bytecode, so only trusted issuers may ship it ('keyhost token trust ISSUER' if you trust them)")
@@ -122,24 +126,32 @@ public final class TokenWallet {
     /// The result of a committed run.
     public struct Run {
         public let receipt: SignedReceipt
+        /// For a transfer: the chain with the new link, as the payee or the ledger gets it.
+        public var handedOn: TokenChain? = nil
         public var effects: [CBORValue] { receipt.receipt.effects }
     }
 
     /// Runs a HELD token once. `runner` executes the program (a worker process in keyhost);
-    /// `signer` is the holder key (software, or a card session). Throws `WalletError` with the
-    /// failure's kind, and leaves the token HELD, if anything before the commit fails.
+    /// `signer` is the wallet's holder key (software, or a card session); tokens received on an
+    /// exchange key are signed with that key. Throws `WalletError` with the failure's kind, and
+    /// leaves the token HELD, if anything before the commit fails.
     public func run(id: [UInt8], arguments: CBORValue, now: Int64, signer: ReceiptSigner,
                     runner: (RunRequest) -> RunOutcome) throws -> Run {
         guard let stored = try store.token(id: id) else {
             throw WalletError(kind: "not_found", message: "no token \(Hex.encode(id)) in this wallet")
         }
-        let signed = stored.token
-        let token = signed.token
+        return try run(stored, arguments: arguments, now: now, signer: signer, runner: runner, transfer: nil)
+    }
+
+    /// The one way a token runs: checks, PENDING, the program, the receipt (and for a transfer
+    /// the new link), then effects, receipt, link and SPENT in one commit.
+    func run(_ stored: StoredToken, arguments: CBORValue, now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome,
+             transfer: (to: PublicKey, requestID: [UInt8])?) throws -> Run {
+        let chain = stored.chain
+        let token = chain.token.token
         let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
-        try check(signed, holder: try holder().publicKey)
-        guard signer.publicKey == token.holder else {
-            throw WalletError(kind: "not_ours", message: "\(name): the signing key \(signer.publicKey) is not the token's holder \(token.holder)")
-        }
+        try check(chain)
+        let key = try self.signer(for: chain.currentHolder, holderSigner: signer)
         if let notBefore = token.notBefore, now < notBefore {
             throw WalletError(kind: "not_yet_valid", message: "\(name) is not valid before \(UTCTime.iso8601(notBefore)); it stays HELD")
         }
@@ -150,35 +162,48 @@ public final class TokenWallet {
             throw WalletError(kind: "invalid", message: "\(name): the arguments must be a map of at most \(TokenLimits.maxArgumentsBytes) bytes encoded")
         }
         let request = RunRequest(
-            token: signed, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
-            bytecodeAllowed: token.program.kind == .luaBytecode
+            token: chain.token, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
+            bytecodeAllowed: token.program.kind == .luaBytecode, transfers: chain.transfers, transferTo: transfer?.to
         )
         Failpoint.hit("before_pending")
-        let pending = try store.beginRun(id: id, owner: RunOwner.current(), startedAt: now)
+        let pending = try store.beginRun(id: token.id, owner: RunOwner.current(), startedAt: now)
         Failpoint.hit("after_pending")
         var committed = false
         defer { if !committed { try? store.abortRun(pending) } }
         let effects: [CBORValue]
         switch runner(request) {
-        case .completed(let produced): effects = produced
+        case .completed(let produced, let transferred):
+            effects = produced
+            if let transfer, !transferred {
+                throw WalletError(kind: "not_transferable", message: "\(name)'s program did not hand the token to \(transfer.to) (it does not move this way, e.g. a voucher); it stays HELD")
+            }
         case .failed(let kind, let message):
             throw WalletError(kind: kind, message: "\(name) did not run to the end (\(kind)); it stays HELD, with no effects: \(message)")
         }
         Failpoint.hit("after_program")
-        let receipt = Receipt(token: signed, arguments: arguments, now: now, effects: effects)
+        let receipt = Receipt(chain: chain, arguments: arguments, now: now, effects: effects, transferTo: transfer?.to)
         let signature: [UInt8]
-        do { signature = try signer.sign(digest: receipt.digest) } catch {
+        do { signature = try key.sign(digest: receipt.digest) } catch {
             throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the receipt; it stays HELD: \(error)")
         }
         let signedReceipt = SignedReceipt(receipt: receipt, signature: signature)
         guard signedReceipt.signatureIsValid else {
             throw WalletError(kind: "signing", message: "\(name): the receipt signature does not verify with the holder key; it stays HELD")
         }
+        var outgoing: (requestID: [UInt8], chain: TokenChain)?
+        if let transfer {
+            do {
+                outgoing = (transfer.requestID, try chain.appending(to: transfer.to, time: now, receipt: signedReceipt.id, sign: key.sign))
+            } catch {
+                throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the transfer; it stays HELD: \(error)")
+            }
+        }
         Failpoint.hit("after_sign")
-        try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id, spentAt: now)
+        try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id,
+                            spentAt: now, outgoing: outgoing)
         committed = true
         Failpoint.hit("after_commit")
-        return Run(receipt: signedReceipt)
+        return Run(receipt: signedReceipt, handedOn: outgoing?.chain)
     }
 
     /// The receipt of a spent token.

@@ -32,7 +32,7 @@ import Testing
 
     static func effects(_ program: String, args: CBORValue = .map([])) throws -> [CBORValue] {
         let outcome = try run(program, args: args)
-        guard case .completed(let effects) = outcome else {
+        guard case .completed(let effects, _) = outcome else {
             Issue.record("expected the run to complete, got \(outcome)")
             return []
         }
@@ -100,7 +100,7 @@ import Testing
             local function keys(view) local k = {} for name in pairs(view) do k[#k + 1] = name end return table.concat(k, ",") end
             t.emit(keys(t.args))
             t.emit(keys(t.verify))
-            t.emit(keys(t):match("^args,emit,hash,now,token,verify") ~= nil)
+            t.emit(keys(t):match("^args,emit,hash,holder,hops,now,token,transfer,verify") ~= nil)
             t.emit(keys(math):sub(1, 13))
             """, args: .map([CBORPair(.text("b"), .unsigned(2)), CBORPair(.text("a"), .unsigned(1))]))
         #expect(effects == [.text("a,b"), .text("ecdsa,schnorr"), .bool(true), .text("abs,acos,asin")])
@@ -142,7 +142,7 @@ import Testing
         for program in ["local t = ... t.now = 1", "local t = ... t.token.value = 1",
                         "local t = ... setmetatable(t, nil)"] {
             let outcome = try Self.run(program)
-            if case .completed(let effects) = outcome { #expect(effects == [.null], "\(program)") }
+            if case .completed(let effects, _) = outcome { #expect(effects == [.null], "\(program)") }
         }
         #expect(try Self.effects("local t = ... t.emit(getmetatable(t) == false)") == [.bool(true)])
     }

@@ -43,8 +43,8 @@ import Testing
             #expect(synchronous == 2)  // FULL
             #expect(foreignKeys == 1)
             #expect(busyTimeout == 5000)
-            #expect(try store.schemaVersion() == 1)
-            #expect(TokenStore.currentSchemaVersion == 1)
+            #expect(try store.schemaVersion() == 2)
+            #expect(TokenStore.currentSchemaVersion == 2)
             // beginRun and abortRun lower synchronous for their own transaction only.
             let id = Fixture.id([2])
             _ = try store.importToken(Fixture.token(id), now: 1)
@@ -85,7 +85,7 @@ import Testing
             try TokenStore(path: path).setSetting("name", Array("mine".utf8))
             let again = try TokenStore(path: path)
             #expect(try again.setting("name") == Array("mine".utf8))
-            #expect(try again.schemaVersion() == 1)
+            #expect(try again.schemaVersion() == 2)
         }
     }
 

@@ -96,7 +96,7 @@ def check_receipt(receipt_bytes, effects_bytes, token_id):
     assert statement["token_id"].hex() == token_id
     assert hashlib.sha256(effects_bytes).digest() == statement["effects_sha256"]
     assert cbor2.loads(effects_bytes) == envelope["effects"]
-    assert hashlib.sha256(envelope["token"]).digest() == statement["token_sha256"]
+    assert hashlib.sha256(envelope["chain"]).digest() == statement["chain_sha256"]
     digest = tagged("keyhost/receipt/v1", cbor2.dumps(statement, canonical=True))
     holder = coincurve.PublicKey(statement["holder"])
     assert holder.verify(der(envelope["sig"]), digest, hasher=None), "holder signature does not verify"

@@ -7,7 +7,7 @@ struct TokenCommand: ParsableCommand {
         abstract: "One-time token programs: issue, import, run once, and check receipts.",
         subcommands: [
             TokenWalletCommand.self, TokenIssue.self, TokenImport.self, TokenList.self, TokenInspect.self, TokenRun.self,
-            TokenReceipt.self, TokenVerifyReceipt.self, TokenTrust.self, TokenWorkerCommand.self,
+            TokenReceipt.self, TokenVerifyReceipt.self, TokenTrust.self, TokenKeys.self, TokenRequest.self, TokenPay.self, TokenReceive.self, TokenWorkerCommand.self,
         ]
     )
 }

@@ -56,22 +56,10 @@ struct TokenRun: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let wallet = try options.open()
-            let software = try wallet.softwareSigner()
-            if software != nil && cardOptions.given {
-                throw Failure.message("--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
-            }
+            let holder = try HolderSession(wallet: wallet, card: cardOptions)
+            defer { holder.close() }
             let stored = try wallet.store.find(idPrefix: id)
-            var connection: CardConnection?
-            defer { connection?.close() }
-            let signer: ReceiptSigner
-            if let software {
-                signer = software
-            } else {
-                // The card must hold the wallet's key (same key UID, the holder key at the stored path): checked before the run.
-                let card = try cardOptions.connect()
-                connection = card
-                signer = try CardHolder.signer(card.card, holder: try wallet.holder())
-            }
+            let signer = holder.signer
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let result = try wallet.run(id: stored.token.token.id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
             let signed = result.receipt

@@ -48,10 +48,11 @@ for name, extra in [
 
 # A receipt for the first token, run with {"shop": "bakery"} at 1800000000 emitting one record.
 signed_token = bytes.fromhex(vectors[0]["signed_cbor"])
+chain = cbor2.dumps({"token": signed_token, "transfers": []}, canonical=True)
 args = {"shop": "bakery"}
 effects = [{"redeemed": 500, "shop": "bakery"}]
 statement = {
-    "v": 1, "token_id": bytes(range(32)), "token_sha256": hashlib.sha256(signed_token).digest(),
+    "v": 1, "token_id": bytes(range(32)), "chain_sha256": hashlib.sha256(chain).digest(),
     "args_sha256": hashlib.sha256(cbor2.dumps(args, canonical=True)).digest(), "now": 1_800_000_000,
     "effects_sha256": hashlib.sha256(cbor2.dumps(effects, canonical=True)).digest(),
     "holder": holder.public_key.format(compressed=True),
@@ -62,7 +63,7 @@ r_len = der[3]
 r = int.from_bytes(der[4:4 + r_len], "big")
 s = int.from_bytes(der[6 + r_len:], "big")
 compact = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-receipt = cbor2.dumps({"receipt": statement, "token": signed_token, "args": args, "effects": effects, "sig": compact}, canonical=True)
+receipt = cbor2.dumps({"receipt": statement, "chain": chain, "args": args, "effects": effects, "sig": compact}, canonical=True)
 
 out = {
     "comment": "Made by make_token_vectors.py with cbor2 and coincurve; keyhost must read and verify these.",

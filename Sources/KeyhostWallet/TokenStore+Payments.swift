@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import KeyhostCrypto
+import KeyhostTokens
+
+/// The payment side of a wallet file: exchange keys handed out, requests made, tokens received
+/// with their chains, and the chains this wallet handed on (docs/payments.md).
+extension TokenStore {
+    /// An exchange key as the wallet remembers it.
+    public struct ExchangeKey: Equatable, Sendable {
+        public let index: Int
+        public let publicKey: PublicKey
+        public let requestID: [UInt8]?
+        public let usedAt: Int64?
+    }
+
+    /// The index the next exchange key gets.
+    public func nextExchangeIndex() throws -> Int {
+        try read("count exchange keys") { db in try Int.fetchOne(db, sql: "SELECT coalesce(max(idx) + 1, 0) FROM exchange_keys") ?? 0 }
+    }
+
+    /// Records keys handed out (for a request, or for later use).
+    public func addExchangeKeys(_ keys: [(index: Int, publicKey: PublicKey)], requestID: [UInt8]?, now: Int64) throws {
+        try write("record \(keys.count) exchange keys") { db in
+            for key in keys {
+                try db.execute(sql: "INSERT INTO exchange_keys (idx, public, request_id, issued_at) VALUES (?, ?, ?, ?)",
+                               arguments: [key.index, Self.blob(key.publicKey.compressed), requestID.map(Self.blob), now])
+            }
+        }
+    }
+
+    /// The exchange key with this public key, if this wallet handed it out.
+    public func exchangeKey(_ publicKey: PublicKey) throws -> ExchangeKey? {
+        try read("look up an exchange key") { db in
+            try Row.fetchOne(db, sql: "SELECT idx, public, request_id, used_at FROM exchange_keys WHERE public = ?",
+                             arguments: [Self.blob(publicKey.compressed)]).map(Self.exchangeKey)
+        }
+    }
+
+    /// Unused exchange keys not promised to any request.
+    public func freeExchangeKeys() throws -> [ExchangeKey] {
+        try read("list exchange keys") { db in
+            try Row.fetchAll(db, sql: "SELECT idx, public, request_id, used_at FROM exchange_keys WHERE used_at IS NULL AND request_id IS NULL ORDER BY idx")
+                .map(Self.exchangeKey)
+        }
+    }
+
+    /// Promises free keys to a request (so one key is never in two requests).
+    public func assign(keys: [PublicKey], to requestID: [UInt8]) throws {
+        try write("assign exchange keys") { db in
+            for key in keys {
+                try db.execute(sql: "UPDATE exchange_keys SET request_id = ? WHERE public = ? AND request_id IS NULL AND used_at IS NULL",
+                               arguments: [Self.blob(requestID), Self.blob(key.compressed)])
+                guard db.changesCount == 1 else { throw WalletError.conflict("exchange key \(key) is already promised or used") }
+            }
+        }
+    }
+
+    static func exchangeKey(_ row: Row) -> ExchangeKey {
+        let request: Data? = row["request_id"]
+        return ExchangeKey(index: row["idx"], publicKey: try! PublicKey(bytes: bytes(row, "public")), requestID: request.map { [UInt8]($0) },
+                           usedAt: row["used_at"])
+    }
+
+    /// Keeps a request this wallet made, to check payments against it.
+    public func saveRequest(_ request: PaymentRequest, now: Int64) throws {
+        try write("save request") { db in
+            try db.execute(sql: "INSERT INTO requests (id, encoded, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                           arguments: [Self.blob(request.id), Self.blob(request.encoded), now])
+        }
+    }
+
+    /// A request this wallet made.
+    public func request(id: [UInt8]) throws -> PaymentRequest? {
+        try read("read request") { db in
+            try Row.fetchOne(db, sql: "SELECT encoded FROM requests WHERE id = ?", arguments: [Self.blob(id)]).map {
+                try PaymentRequest(encoded: Self.bytes($0, "encoded"))
+            }
+        }
+    }
+
+    /// Stores received tokens HELD with their chains and marks their exchange keys used, all in
+    /// one transaction. A token already here with the same chain is reported present (receiving a
+    /// payment twice changes nothing); a key used by another token is refused.
+    public func receive(_ chains: [TokenChain], requestID: [UInt8], now: Int64) throws -> [ImportOutcome] {
+        try write("receive \(chains.count) tokens") { db in
+            try chains.map { chain in
+                let id = chain.token.token.id
+                let links = CBOREncoder.encode(.array(chain.transfers.map(\.envelope)))
+                try db.execute(
+                    sql: "INSERT INTO tokens (id, encoded, issuer, imported_at, transfers) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    arguments: [Self.blob(id), Self.blob(chain.token.encoded), Self.blob(chain.token.token.issuer.bytes), now, Self.blob(links)])
+                let added = db.changesCount == 1
+                var outcome = ImportOutcome.added
+                if !added {
+                    guard let row = try Row.fetchOne(db, sql: "SELECT encoded, transfers, state FROM tokens WHERE id = ?", arguments: [Self.blob(id)]) else {
+                        throw WalletError.store("wallet \(path): token \(Self.short(id)) was neither added nor found")
+                    }
+                    let stored: Data? = row["transfers"]
+                    guard Self.bytes(row, "encoded") == chain.token.encoded, stored.map({ [UInt8]($0) }) == links else {
+                        throw WalletError.conflict(
+                            "token \(Self.short(id)) is already in this wallet with another history (this wallet spent or holds it already); it was not received again")
+                    }
+                    outcome = .alreadyPresent(try Self.state(row))
+                }
+                let key = chain.currentHolder
+                try db.execute(
+                    sql: "UPDATE exchange_keys SET used_at = ?, token_id = ? WHERE public = ? AND request_id = ? AND used_at IS NULL",
+                    arguments: [now, Self.blob(id), Self.blob(key.compressed), Self.blob(requestID)])
+                if db.changesCount == 0 {
+                    let row = try Row.fetchOne(db, sql: "SELECT request_id, token_id FROM exchange_keys WHERE public = ?", arguments: [Self.blob(key.compressed)])
+                    guard let row else { throw WalletError(kind: "not_ours", message: "token \(Self.short(id)) is paid to \(key), a key this wallet never issued") }
+                    let usedBy: Data? = row["token_id"]
+                    let forRequest: Data? = row["request_id"]
+                    guard forRequest.map({ [UInt8]($0) }) == requestID else {
+                        throw WalletError(kind: "wrong_request", message: "token \(Self.short(id)) is paid to exchange key \(key), which belongs to another request")
+                    }
+                    guard usedBy.map({ [UInt8]($0) }) == id else {
+                        throw WalletError(kind: "key_reused", message: "exchange key \(key) already received another token; a one-time key takes one token (refused)")
+                    }
+                }
+                return outcome
+            }
+        }
+    }
+
+    /// The chains this wallet handed on for a request (a payment, or deposits).
+    public func outgoing(requestID: [UInt8]) throws -> [TokenChain] {
+        try read("read outgoing transfers") { db in
+            try Row.fetchAll(db, sql: "SELECT chain FROM outgoing WHERE request_id = ? ORDER BY rowid", arguments: [Self.blob(requestID)]).map {
+                try TokenChain(encoded: Self.bytes($0, "chain"))
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import KeyhostCrypto
+import KeyhostTokens
+
+/// Payments (docs/payments.md): exchange keys, requests, paying, receiving, and handing tokens to
+/// their issuer for deposit.
+extension TokenWallet {
+    /// Where exchange keys come from: `m/7419'/1'/i'` of the wallet's exchange seed.
+    public static let exchangePath = "m/7419'/1'"
+    static let seedSetting = "exchange.seed"
+    /// The request id deposits to `issuer` are recorded under.
+    public static func depositRequestID(issuer: XOnlyPublicKey) -> [UInt8] { Hash.tagged("keyhost/deposit/v1", issuer.bytes) }
+
+    /// The exchange seed: 32 random bytes kept in the 0600 wallet file, made on first use.
+    private func exchangeRoot() throws -> HDNode {
+        var seed = try store.setting(Self.seedSetting) ?? []
+        if seed.isEmpty {
+            seed = secureRandomBytes(32)
+            try store.setSetting(Self.seedSetting, seed)
+            guard let stored = try store.setting(Self.seedSetting), stored == seed else {
+                throw WalletError(kind: "store", message: "wallet \(store.path): the exchange seed could not be kept")
+            }
+        }
+        defer { for i in seed.indices { seed[i] = 0 } }
+        return try HDNode(seed: seed).derive(Self.exchangePath)
+    }
+
+    func exchangeKey(index: Int) throws -> PrivateKey {
+        guard let key = try exchangeRoot().derive(child: UInt32(index) | 0x8000_0000).privateKey else {
+            throw WalletError(kind: "store", message: "exchange key \(index) has no private key")
+        }
+        return key
+    }
+
+    /// Whether `key` is this wallet's holder key or one of its exchange keys.
+    func isOurs(_ key: PublicKey) throws -> Bool {
+        try key == holder().publicKey || store.exchangeKey(key) != nil
+    }
+
+    /// The key that signs for a token held by `key`.
+    func signer(for key: PublicKey, holderSigner: ReceiptSigner) throws -> ReceiptSigner {
+        if key == (try holder().publicKey) {
+            guard holderSigner.publicKey == key else {
+                throw WalletError(kind: "not_ours", message: "the signing key \(holderSigner.publicKey) is not this wallet's holder key \(key)")
+            }
+            return holderSigner
+        }
+        guard let exchange = try store.exchangeKey(key) else {
+            throw WalletError(kind: "not_ours", message: "\(key) is neither this wallet's holder key nor one of its exchange keys")
+        }
+        let derived = try exchangeKey(index: exchange.index)
+        guard derived.publicKey == key else { throw WalletError(kind: "store", message: "exchange key \(exchange.index) does not derive to \(key)") }
+        return SoftwareReceiptSigner(key: derived)
+    }
+
+    /// New one-time exchange keys, recorded as handed out.
+    public func newExchangeKeys(count: Int, now: Int64, requestID: [UInt8]? = nil) throws -> [PublicKey] {
+        guard (1...PaymentRequest.maxKeys).contains(count) else {
+            throw WalletError(kind: "invalid", message: "ask for 1 to \(PaymentRequest.maxKeys) exchange keys, not \(count)")
+        }
+        let first = try store.nextExchangeIndex()
+        let root = try exchangeRoot()
+        let keys = try (first..<(first + count)).map { i -> (index: Int, publicKey: PublicKey) in
+            (i, try root.derive(child: UInt32(i) | 0x8000_0000).publicKey)
+        }
+        try store.addExchangeKeys(keys, requestID: requestID, now: now)
+        return keys.map(\.publicKey)
+    }
+
+    /// A signed request for `amount` `unit` from `issuers`, with `keys` new exchange keys.
+    public func makeRequest(amount: UInt64, unit: String, issuers: [XOnlyPublicKey], keys: Int, expires: Int64, memo: String? = nil,
+                            now: Int64, signer: ReceiptSigner) throws -> PaymentRequest {
+        let payee = try holder().publicKey
+        guard signer.publicKey == payee else { throw WalletError(kind: "not_ours", message: "the signing key is not this wallet's holder key") }
+        guard expires > now else { throw WalletError(kind: "invalid", message: "the request would expire before it is made (expires \(UTCTime.iso8601(expires)))") }
+        let exchange = try newExchangeKeys(count: keys, now: now)
+        let request = try PaymentRequest(amount: amount, unit: unit, issuers: issuers, keys: exchange, expires: expires, payee: payee, memo: memo)
+            .signed(signer.sign)
+        do { try request.validate() } catch { throw WalletError(kind: "invalid", message: "the request is not valid: \(error)") }
+        try store.saveRequest(request, now: now)
+        try store.assign(keys: exchange, to: request.id)
+        return request
+    }
+
+    // MARK: paying
+
+    /// Pays `request`: picks HELD tokens whose values make the amount exactly and hands each to one
+    /// of the request's keys by running it (one commit per token: SPENT, effects, receipt and the
+    /// link). Paying a request again picks up where an interrupted payment stopped.
+    public func pay(_ request: PaymentRequest, now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome) throws -> Payment {
+        do { try request.validate() } catch { throw WalletError(kind: "invalid_request", message: "the request is not valid: \(error); nothing was spent") }
+        guard now < request.expires else {
+            throw WalletError(kind: "expired_request", message: "the request expired at \(UTCTime.iso8601(request.expires)); ask the payee for a new one; nothing was spent")
+        }
+        let already = try store.outgoing(requestID: request.id)
+        let paid = already.reduce(UInt64(0)) { $0 + $1.token.token.value }
+        guard paid < request.amount else { return Payment(requestID: request.id, chains: already) }
+        let usedKeys = Set(already.compactMap { $0.transfers.last?.to.compressed })
+        let freeKeys = request.keys.filter { !usedKeys.contains($0.compressed) }
+        let remaining = request.amount - paid
+        let accepted = Set(request.issuers.map(\.bytes))
+        let candidates = try store.tokens().filter { stored in
+            let t = stored.token.token
+            return stored.state == .held && t.unit == request.unit && accepted.contains(t.issuer.bytes)
+                && (t.expires.map { now < $0 } ?? true) && (t.notBefore.map { now >= $0 } ?? true)
+        }
+        let total = candidates.reduce(UInt64(0)) { $0 + $1.token.token.value }
+        guard total >= remaining else {
+            throw WalletError(kind: "insufficient", message: "paying \(remaining) \(request.unit) takes more than the \(total) \(request.unit) this wallet holds from the issuers the request accepts; nothing was spent")
+        }
+        guard let picked = CoinSelection.exact(remaining, from: candidates.map { $0.token.token.value }, maxCount: freeKeys.count) else {
+            let reason = CoinSelection.exact(remaining, from: candidates.map { $0.token.token.value }, maxCount: candidates.count) != nil
+                ? "the request offers \(freeKeys.count) exchange keys, too few for the tokens it takes; ask the payee for a request with more keys"
+                : "no set of the tokens held (\(CoinSelection.describe(candidates.map { $0.token.token.value }))) makes exactly \(remaining); keyhost makes no change, so ask for an amount they make"
+            throw WalletError(kind: "no_exact_cover", message: "cannot pay \(remaining) \(request.unit): \(reason); nothing was spent")
+        }
+        for (slot, index) in picked.enumerated() {
+            _ = try run(candidates[index], arguments: .map([]), now: now, signer: signer, runner: runner,
+                        transfer: (to: freeKeys[slot], requestID: request.id))
+        }
+        return Payment(requestID: request.id, chains: try store.outgoing(requestID: request.id))
+    }
+
+    /// The payment made for a request, as far as it got (to print it again).
+    public func payment(for requestID: [UInt8]) throws -> Payment? {
+        let chains = try store.outgoing(requestID: requestID)
+        return chains.isEmpty ? nil : Payment(requestID: requestID, chains: chains)
+    }
+
+    // MARK: receiving
+
+    /// What receiving a payment did.
+    public struct Received {
+        public let request: PaymentRequest
+        public let results: [(tokenID: [UInt8], outcome: Imported)]
+        public let amount: UInt64
+        public var complete: Bool { amount >= request.amount }
+    }
+
+    /// Checks every chain against the request this wallet made and stores the tokens HELD; a
+    /// payment received twice changes nothing.
+    public func receive(_ payment: Payment, now: Int64) throws -> Received {
+        guard let request = try store.request(id: payment.requestID) else {
+            throw WalletError(kind: "unknown_request", message: "this payment answers a request this wallet did not make (request \(Hex.encode(payment.requestID.prefix(6)))…); nothing was received")
+        }
+        let accepted = Set(request.issuers.map(\.bytes))
+        let keys = Set(request.keys.map(\.compressed))
+        for (i, chain) in payment.chains.enumerated() {
+            let name = "token \(i + 1) of \(payment.chains.count)"
+            do { try chain.verify() } catch { throw WalletError(kind: "chain", message: "\(name): \(error); nothing was received") }
+            let t = chain.token.token
+            guard accepted.contains(t.issuer.bytes) else {
+                throw WalletError(kind: "wrong_issuer", message: "\(name) comes from issuer \(t.issuer), which the request does not accept; nothing was received")
+            }
+            guard t.unit == request.unit else { throw WalletError(kind: "wrong_unit", message: "\(name) is in \(t.unit), not \(request.unit); nothing was received") }
+            guard keys.contains(chain.currentHolder.compressed) else {
+                throw WalletError(kind: "not_ours", message: "\(name) is paid to \(chain.currentHolder), not to a key of this request; nothing was received")
+            }
+            if let expires = t.expires, now >= expires {
+                throw WalletError(kind: "expired", message: "\(name) expired at \(UTCTime.iso8601(expires)); nothing was received")
+            }
+            try check(chain)
+        }
+        guard Set(payment.chains.map(\.token.token.id)).count == payment.chains.count else {
+            throw WalletError(kind: "invalid", message: "the payment holds the same token twice; nothing was received")
+        }
+        let outcomes = try store.receive(payment.chains, requestID: request.id, now: now)
+        let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
+        return Received(request: request, results: zip(payment.chains, outcomes).map { chain, outcome in
+            switch outcome {
+            case .added: return (chain.token.token.id, .added)
+            case .alreadyPresent(let state): return (chain.token.token.id, .alreadyPresent(state))
+            }
+        }, amount: amount)
+    }
+
+    // MARK: depositing
+
+    /// Hands HELD tokens to their issuer (a transfer to its deposit key, one run each) and returns
+    /// every deposit chain made so far for those issuers, to send to the ledger (again, if an
+    /// earlier send failed).
+    public func depositChains(ids: [[UInt8]], now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome) throws -> [TokenChain] {
+        var issuers: [XOnlyPublicKey] = []
+        for id in ids {
+            guard let stored = try store.token(id: id) else { throw WalletError(kind: "not_found", message: "no token \(Hex.encode(id)) in this wallet") }
+            let issuer = stored.token.token.issuer
+            if stored.state == .held {
+                _ = try run(stored, arguments: .map([]), now: now, signer: signer, runner: runner,
+                            transfer: (to: TokenChain.depositKey(issuer: issuer), requestID: Self.depositRequestID(issuer: issuer)))
+            }
+            if !issuers.contains(issuer) { issuers.append(issuer) }
+        }
+        return try issuers.flatMap { try store.outgoing(requestID: Self.depositRequestID(issuer: $0)) }
+            .filter { chain in ids.contains(chain.token.token.id) }
+    }
+}
+
+/// Which tokens make an amount exactly: no change is made, so the sum must be exact.
+enum CoinSelection {
+    /// Indexes of at most `maxCount` values summing to `target`, fewest tokens first, or nil.
+    static func exact(_ target: UInt64, from values: [UInt64], maxCount: Int) -> [Int]? {
+        let order = values.indices.sorted { values[$0] > values[$1] }
+        var best: [Int]?
+        var chosen: [Int] = []
+        var budget = 200_000 // search steps: a wallet of thousands of tokens still answers at once
+        func search(_ start: Int, _ left: UInt64) {
+            if left == 0 { if best == nil || chosen.count < best!.count { best = chosen }; return }
+            guard budget > 0, chosen.count < min(maxCount, (best?.count ?? Int.max) - 1) else { return }
+            var i = start
+            while i < order.count {
+                budget -= 1
+                let v = values[order[i]]
+                if v <= left && v > 0 {
+                    chosen.append(order[i])
+                    search(i + 1, left - v)
+                    chosen.removeLast()
+                    // Equal values lead to the same sums: try one of each.
+                    while i + 1 < order.count && values[order[i + 1]] == v { i += 1 }
+                }
+                i += 1
+            }
+        }
+        search(0, target)
+        return best
+    }
+
+    /// "3 × 100, 1 × 50" for messages.
+    static func describe(_ values: [UInt64]) -> String {
+        var counts: [UInt64: Int] = [:]
+        for v in values { counts[v, default: 0] += 1 }
+        return counts.keys.sorted(by: >).map { "\(counts[$0]!) × \($0)" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,31 @@
+import KeyhostBindings
+import KeyhostWallet
+
+/// The wallet's holder key for one command: the key in the wallet file, or the card it is bound
+/// to (opened with the PIN from KEYHOST_PIN or a prompt, and checked to hold the wallet's key
+/// before anything runs).
+struct HolderSession {
+    let signer: ReceiptSigner
+    private let connection: CardConnection?
+
+    init(wallet: TokenWallet, card: TokenCardOptions) throws {
+        if let software = try wallet.softwareSigner() {
+            if card.given {
+                throw Failure.message("--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
+            }
+            signer = software
+            connection = nil
+        } else {
+            let opened = try card.connect()
+            do {
+                signer = try CardHolder.signer(opened.card, holder: try wallet.holder())
+            } catch {
+                opened.close()
+                throw error
+            }
+            connection = opened
+        }
+    }
+
+    func close() { connection?.close() }
+}
