@@ -8,6 +8,7 @@ struct TokenCommand: ParsableCommand {
         subcommands: [
             TokenWalletCommand.self, TokenIssue.self, TokenImport.self, TokenList.self, TokenInspect.self, TokenRun.self,
             TokenReceipt.self, TokenVerifyReceipt.self, TokenTrust.self, TokenWorkerCommand.self,
+            TokenDeposit.self, TokenVerifyProof.self, TokenLedgerCommand.self,
         ]
     )
 }
