@@ -1,0 +1,120 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostTokens
+
+/// An issuer's ledger: verifies deposited chains and records each token once.
+///
+/// Rules for a chain to be recorded, all checked before anything is written:
+/// - the chain verifies (issuer signature, every link's index, predecessor and signer);
+/// - the token's issuer is one this ledger serves;
+/// - it is a deposit: the last link, and only the last, goes to the issuer's deposit key;
+/// - the token was valid at the deposit link's time: `not_before <= time < expires`. The link's
+///   time is the depositor's own (deposits arrive late, offline), so the ledger also refuses a
+///   link timed more than `maxClockSkew` seconds after its own clock.
+/// One bad chain refuses the whole batch, naming its position; nothing of the batch is recorded.
+public final class Ledger<Chain: LedgerChain>: Sendable {
+    public let issuers: [XOnlyPublicKey]
+    public let store: any LedgerStore
+    /// How far in the ledger's future a deposit link's time may be.
+    public let maxClockSkew: Int64
+    /// The most chains one deposit may carry.
+    public static var maxBatch: Int { 1000 }
+    private let clock: @Sendable () -> Int64
+
+    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], maxClockSkew: Int64 = 300,
+                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) throws {
+        guard !issuers.isEmpty else {
+            throw LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
+        }
+        self.issuers = issuers
+        self.store = store
+        self.maxClockSkew = maxClockSkew
+        self.clock = clock
+    }
+
+    /// Reads armoured chains (`khchain1:…`); a bad one is an error naming its position.
+    public static func parse(armored texts: [String]) throws -> [Chain] {
+        guard texts.count <= maxBatch else {
+            throw LedgerError(kind: "limit", message: "\(texts.count) chains in one deposit is more than the limit of \(maxBatch); send them in smaller batches")
+        }
+        return try texts.enumerated().map { index, text in
+            do {
+                return try Chain(armored: text)
+            } catch {
+                throw LedgerError(kind: "invalid_chain", message: "not a valid chain: \(error)").at(index)
+            }
+        }
+    }
+
+    /// Verifies every chain, then records them all in one transaction.
+    public func deposit(_ chains: [Chain]) async throws -> [DepositResult<Chain.Proof>] {
+        guard chains.count <= Self.maxBatch else {
+            throw LedgerError(kind: "limit", message: "\(chains.count) chains in one deposit is more than the limit of \(Self.maxBatch); send them in smaller batches")
+        }
+        let now = clock()
+        let records = try chains.enumerated().map { index, chain in
+            do { return try check(chain, now: now) } catch let error as LedgerError { throw error.at(index) }
+        }
+        let outcomes: [StoreOutcome<Chain.Proof>] = try await store.record(records) { record, recorded in
+            try Self.conflict(record, recorded: recorded, chains: chains)
+        }
+        return zip(records, outcomes).map { record, outcome in
+            switch outcome {
+            case .accepted: return .accepted(tokenID: record.tokenID)
+            case .alreadyDeposited: return .alreadyDeposited(tokenID: record.tokenID)
+            case .doubleSpend(let proof): return .doubleSpend(tokenID: record.tokenID, proof: proof)
+            }
+        }
+    }
+
+    public func stats() async throws -> LedgerStats { try await store.stats() }
+
+    /// The record of a chain that meets every rule, or the rule it breaks.
+    func check(_ chain: Chain, now: Int64) throws -> DepositRecord {
+        let token = chain.ledgerToken.token
+        let id = Hex.encode(token.id)
+        guard issuers.contains(token.issuer) else {
+            throw LedgerError(kind: "unknown_issuer", message: "token \(id): issuer \(Hex.encode(token.issuer.bytes)) is not one this ledger serves")
+        }
+        do {
+            try chain.verify()
+        } catch {
+            throw LedgerError(kind: "invalid_chain", message: "token \(id): the chain does not verify: \(error)")
+        }
+        guard chain.linkCount > 0, chain.isDeposit(for: token.issuer), let time = chain.lastLinkTime else {
+            throw LedgerError(kind: "not_deposit", message: "token \(id): not a deposit (the last link, and only the last, must go to the issuer's deposit key 02‖issuer); pay the token to the deposit key first")
+        }
+        if let expires = token.expires, time >= expires {
+            throw LedgerError(kind: "expired", message: "token \(id): expired at \(expires), before the deposit link's time \(time)")
+        }
+        if let notBefore = token.notBefore, time < notBefore {
+            throw LedgerError(kind: "not_yet_valid", message: "token \(id): not valid before \(notBefore), after the deposit link's time \(time)")
+        }
+        guard time <= now + maxClockSkew else {
+            throw LedgerError(kind: "future_time", message: "token \(id): the deposit link's time \(time) is more than \(maxClockSkew) s after the ledger's clock (\(now)); check the depositing wallet's clock")
+        }
+        return DepositRecord(
+            tokenID: token.id, chainHash: chain.hash, chain: chain.encoded, issuer: token.issuer.bytes,
+            value: token.value, unit: token.unit, depositTime: time)
+    }
+
+    /// The proof for a deposit whose token is recorded with another chain.
+    static func conflict(_ record: DepositRecord, recorded: [UInt8], chains: [Chain]) throws -> ConflictRecord<Chain.Proof> {
+        let id = Hex.encode(record.tokenID)
+        guard let new = chains.first(where: { $0.hash == record.chainHash }) else {
+            throw LedgerError.store("token \(id): lost track of the deposited chain")
+        }
+        let old: Chain
+        do {
+            old = try Chain(encoded: recorded)
+        } catch {
+            throw LedgerError.store("token \(id): the recorded chain no longer reads (\(error)); the ledger's database was altered")
+        }
+        guard let proof = Chain.fraudProof(old, new), let signer = try? Chain.verifyProof(proof) else {
+            // Two valid deposits of one id that do not fork from one token: the issuer signed two
+            // different tokens with the same id.
+            throw LedgerError(kind: "issuer_conflict", message: "token \(id): deposited before with a different token of the same id; the issuer signed two tokens with one id")
+        }
+        return ConflictRecord(proof: proof, encodedProof: Chain.encodeProof(proof), signer: signer.compressed)
+    }
+}

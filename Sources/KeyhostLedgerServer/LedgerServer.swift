@@ -1,0 +1,129 @@
+import Foundation
+import Hummingbird
+import KeyhostLedger
+import Logging
+import NIOCore
+
+/// The ledger's HTTP service: `POST /v1/deposit`, `GET /v1/stats`, `GET /v1/health` (docs/ledger.md).
+public struct LedgerServer<Chain: LedgerChain>: Sendable {
+    public let ledger: Ledger<Chain>
+    /// The largest request body; more is answered 413 before it is parsed.
+    public var maxBodyBytes: Int = 4 << 20
+    /// How long one deposit may take in the store before the client is told to retry.
+    public var depositTimeout: Duration = .seconds(30)
+    /// How long a connection may send or receive nothing (slow clients, idle keep-alives).
+    public var idleTimeout: TimeAmount = .seconds(30)
+
+    public init(ledger: Ledger<Chain>) {
+        self.ledger = ledger
+    }
+
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: JSONErrorMiddleware())
+        router.get("/v1/health") { _, _ in Self.json(.ok, ["status": "ok"]) }
+        router.get("/v1/stats") { _, _ in
+            do {
+                return Self.json(.ok, LedgerJSON.stats(try await ledger.stats()))
+            } catch {
+                return Self.failure(error)
+            }
+        }
+        router.post("/v1/deposit") { request, _ in await deposit(request) }
+        return router
+    }
+
+    func deposit(_ request: Request) async -> Response {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            return Self.tooLarge(maxBodyBytes)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maxBodyBytes)
+        } catch let error as HTTPResponseError where error.status == .contentTooLarge {
+            return Self.tooLarge(maxBodyBytes)
+        } catch {
+            return Self.json(.badRequest, LedgerJSON.error(kind: "malformed_request", message: "could not read the request body"))
+        }
+        do {
+            let texts = try LedgerJSON.depositChains(Data(buffer: body))
+            let chains = try Ledger<Chain>.parse(armored: texts)
+            let ledger = self.ledger
+            let results = try await Self.withTimeout(depositTimeout) { try await ledger.deposit(chains) }
+            return Self.json(.ok, LedgerJSON.results(results, chain: Chain.self))
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    /// Runs the service until it is cancelled or sent SIGTERM/SIGINT; `onRunning` gets the bound port.
+    public func run(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        var logger = Logger(label: "keyhost.ledger")
+        logger.logLevel = .warning
+        let app = Application(
+            router: router(),
+            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+            configuration: .init(address: .hostname(host, port: port), serverName: "keyhost-ledger"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
+        try await app.runService()
+    }
+
+    // MARK: - Answers
+
+    static func json(_ status: HTTPResponse.Status, _ object: Any) -> Response { jsonResponse(status, object) }
+
+    static func tooLarge(_ limit: Int) -> Response {
+        json(.contentTooLarge, LedgerJSON.error(kind: "too_large", message: "the request body is larger than \(limit) bytes; send fewer chains per request"))
+    }
+
+    /// 400 for what the client sent, 503 for the store (the client may retry: deposits are idempotent).
+    static func failure(_ error: Error) -> Response {
+        if let error = error as? LedgerError {
+            switch error.kind {
+            case "store":
+                return json(.serviceUnavailable, LedgerJSON.error(kind: "store", message: "the ledger's database failed; try again"))
+            case "timeout":
+                return json(.serviceUnavailable, LedgerJSON.error(kind: "timeout", message: error.message))
+            case "issuer_conflict":
+                return json(.conflict, LedgerJSON.error(kind: error.kind, message: error.message, index: error.index))
+            default:
+                return json(.badRequest, LedgerJSON.error(kind: error.kind, message: error.message, index: error.index))
+            }
+        }
+        return json(.internalServerError, LedgerJSON.error(kind: "internal", message: "the ledger failed unexpectedly; try again"))
+    }
+
+    static func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw LedgerError(kind: "timeout", message: "the deposit took longer than \(limit); retry it (the same chain gets the same answer)")
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
+/// Errors the router itself raises (no such route, wrong method) as the same JSON shape.
+struct JSONErrorMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPResponseError {
+            let kind = error.status == .notFound ? "not_found" : "http"
+            return jsonResponse(error.status, LedgerJSON.error(kind: kind, message: "\(request.method) \(request.uri.path): \(error.status.reasonPhrase)"))
+        }
+    }
+}
+
+func jsonResponse(_ status: HTTPResponse.Status, _ object: Any) -> Response {
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: LedgerJSON.encode(object))))
+}

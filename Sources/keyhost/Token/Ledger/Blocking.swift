@@ -1,0 +1,20 @@
+import Dispatch
+
+/// Runs async work (PostgreSQL, the HTTP server) from keyhost's synchronous commands. The main
+/// thread waits on a semaphore while the work runs on Swift's cooperative pool, so it never
+/// blocks a thread the work needs.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// Written once by the task before it signals, read once after the wait.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
+}

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import KeyhostCrypto
+import KeyhostLedger
+import KeyhostLedgerServer
+import KeyhostTokens
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keyhost token deposit FILE… --ledger …`.
+struct TokenDeposit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deposit",
+        abstract: "Hand deposit chains ('khchain1:' lines) to the issuer's ledger; one line per token.",
+        discussion: """
+            --ledger is a ledger service (http://HOST:PORT), or its database (sqlite:FILE, postgres://USER@HOST:PORT/DB), \
+            verified and recorded in this process with the --issuer keys it serves. Exit status 0 when every token was \
+            accepted or already deposited, 1 on any double spend or error. A double spend's proof is checked here \
+            before it is printed or written.
+            """
+    )
+    @Argument(help: ArgumentHelp("Files of armoured chains, one 'khchain1:' a line.", valueName: "file")) var files: [String]
+    @Option(help: ArgumentHelp("http://HOST:PORT, sqlite:FILE or postgres://USER@HOST:PORT/DB.", valueName: "ledger")) var ledger: String
+    @Option(help: ArgumentHelp("With a database: an issuer the ledger serves (x-only key, hex). Repeat for several.", valueName: "hex")) var issuer: [String] = []
+    @Option(help: ArgumentHelp("Write each double spend's proof into this folder (created 0700; files 0600).", valueName: "dir")) var proofs: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    /// Requests stay well under the service's default 4 MiB body limit.
+    static let batchBytes = 3 << 20
+
+    func run() throws {
+        var failed = false
+        try Failure.exitOnError {
+            var chains: [TokenChain] = []
+            for file in files { chains += try TokenChain.chains(in: try readTokenFile(file), source: file) }
+            let rows = try ledger.hasPrefix("http") ? viaService(chains.map(\.armored)) : direct(chains)
+            var out: [[String: Any]] = []
+            for row in rows {
+                var row = row
+                let id = row["token_id"] as? String ?? "?"
+                let result = row["result"] as? String ?? "?"
+                var line = "\(id)  \(result.replacingOccurrences(of: "_", with: " "))"
+                if result == "double_spend" {
+                    failed = true
+                    guard let text = row["proof"] as? String, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify() else {
+                        throw Failure.message("token \(id): the ledger said double spend but sent no proof that verifies")
+                    }
+                    row["signer"] = Hex.encode(signer.compressed)
+                    line += "  signed twice by \(Hex.encode(signer.compressed))"
+                    if let proofs {
+                        let path = try write(proof, into: proofs)
+                        row["proof_file"] = path
+                        line += "  proof: \(path)"
+                    }
+                } else if result != "accepted" && result != "already_deposited" {
+                    failed = true
+                }
+                if json { out.append(row) } else { print(line) }
+            }
+            if json { try printJSON(["results": out]) }
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    private func viaService(_ armored: [String]) throws -> [[String: Any]] {
+        let client = try LedgerClient(ledger)
+        var rows: [[String: Any]] = []
+        var batch: [String] = []
+        var size = 0
+        for chain in armored {
+            if !batch.isEmpty && (size + chain.utf8.count > Self.batchBytes || batch.count >= TokenLedger.maxBatch) {
+                rows += try client.deposit(batch)
+                batch = []
+                size = 0
+            }
+            batch.append(chain)
+            size += chain.utf8.count + 4
+        }
+        if !batch.isEmpty { rows += try client.deposit(batch) }
+        return rows
+    }
+
+    private func direct(_ chains: [TokenChain]) throws -> [[String: Any]] {
+        let issuers = try parseIssuers(issuer)
+        let store = try openStore(ledger)
+        let ledger = try TokenLedger(store: store, issuers: issuers)
+        return try blocking {
+            defer { Task { await store.close() } }
+            var rows: [[String: Any]] = []
+            var start = 0
+            while start < chains.count {
+                let slice = Array(chains[start..<min(start + TokenLedger.maxBatch, chains.count)])
+                do {
+                    let results = try await ledger.deposit(slice)
+                    rows += (LedgerJSON.results(results, chain: TokenChain.self)["results"] as? [[String: Any]]) ?? []
+                } catch let error as LedgerError {
+                    throw error.shifted(by: start)
+                }
+                start += slice.count
+            }
+            return rows
+        }
+    }
+
+    /// `DIR/<token id>.<proof hash prefix>.khproof`: named by content, so writing it again is a no-op.
+    private func write(_ proof: FraudProof, into dir: String) throws -> String {
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+            throw Failure.message("cannot create the proofs folder \(dir): \(String(cString: strerror(errno)))")
+        }
+        let path = "\(dir)/\(Hex.encode(proof.token.token.id)).\(Hex.encode(Hash.sha256(proof.encoded).prefix(8))).khproof"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            if errno == EEXIST { return path }
+            throw Failure.message("cannot write the proof \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        let text = Array((proof.armored + "\n").utf8)
+        let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == text.count else { throw Failure.message("cannot write the proof \(path): \(String(cString: strerror(errno)))") }
+        return path
+    }
+}
+
+/// `keyhost token verify-proof FILE`.
+struct TokenVerifyProof: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify-proof",
+        abstract: "Check a double-spend proof ('khproof1:'): prints the token id and the key that signed twice; exit 1 if invalid."
+    )
+    @Argument(help: ArgumentHelp("A file holding one proof, or - for standard input.", valueName: "file")) var file: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Failure.exitOnError {
+            let proof: FraudProof
+            let signer: PublicKey
+            do {
+                proof = try FraudProof(armored: try readTokenFile(file), source: file)
+                signer = try proof.verify()
+            } catch let error as TokenError {
+                throw Failure.message("\(file): not a valid double-spend proof: \(error.message)")
+            }
+            let id = Hex.encode(proof.token.token.id)
+            let issuer = Hex.encode(proof.token.token.issuer.bytes)
+            if json {
+                try printJSON(["valid": true, "token_id": id, "signer": Hex.encode(signer.compressed), "position": proof.common.count, "issuer": issuer])
+            } else {
+                print("valid proof: token \(id) (issuer \(issuer))")
+                print("signed twice by \(Hex.encode(signer.compressed)) at link \(proof.common.count)")
+            }
+        }
+    }
+}
