@@ -66,6 +66,7 @@ let package = Package(
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
+            "KeyhostLedger",
         ]),
 
         .executableTarget(
