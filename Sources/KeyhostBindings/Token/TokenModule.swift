@@ -39,6 +39,34 @@ enum TokenModule {
                 let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: try opts.boolean("trust_bytecode") ?? false)
                 return try ctx.return(.table(TokenTables.report(report, receipt)))
             }
+            module.value("request_prefix", .text(PaymentRequest.armorPrefix))
+            module.value("payment_prefix", .text(Payment.armorPrefix))
+            module.value("chain_prefix", .text(TokenChain.armorPrefix))
+            module.value("proof_prefix", .text(FraudProof.armorPrefix))
+            module.function("parse_request") { ctx in
+                let request = try PaymentArguments.request(ctx, 1)
+                return try ctx.return(.table(PaymentTables.request(request)))
+            }
+            module.function("parse_payment") { ctx in
+                let payment = try PaymentArguments.payment(ctx, 1)
+                return try ctx.return(.table(PaymentTables.payment(payment)))
+            }
+            module.function("parse_chain") { ctx in
+                let text = try PaymentArguments.text(ctx, 1, what: "chain ('khchain1:…')")
+                let chains = try tokenCall { try TokenChain.chains(in: text, source: "chain text") }
+                return try ctx.return(.table(LuaTable(array: chains.map { .table(PaymentTables.chain($0)) })))
+            }
+            module.function("verify_proof") { ctx in
+                let text = try PaymentArguments.text(ctx, 1, what: "proof ('khproof1:…')")
+                let proof = try tokenCall { try FraudProof(armored: text, source: "proof") }
+                return try ctx.return(.table(PaymentTables.proofReport(proof)))
+            }
+            module.submodule("ledger") { ledger in
+                ledger.function("open") { ctx in
+                    ctx.push(object: try TokenLedgerObject.open(ctx))
+                    return 1
+                }
+            }
             module.submodule("wallet") { wallet in
                 wallet.function("create") { ctx in
                     ctx.push(object: try TokenWalletObject.create(ctx))

@@ -1,5 +1,6 @@
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostLedger
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
@@ -29,6 +30,7 @@ func tokenCall<R>(_ body: () throws -> R) throws -> R {
         case let error as WalletError: throw TokenBindingError(kind: error.kind, error.message)
         case let error as TokenError: throw TokenBindingError(kind: error.kind, error.message)
         case let error as RecordConversion.Failure: throw TokenBindingError(kind: "invalid", error.description)
+        case let error as LedgerError: throw TokenBindingError(kind: error.kind, error.message)
         default: throw error
         }
     }
@@ -105,7 +107,11 @@ enum TokenArguments {
     /// prefix of at least 4). A 32-byte string that is all hex digits is tried as raw bytes first.
     static func storedToken(_ ctx: LuaContext, _ i: Int32, in store: TokenStore) throws -> StoredToken {
         guard ctx.typeName(i) == "string" else { throw LuaArgumentError(i, "token id expected (32 bytes or hex), got \(ctx.typeName(i))") }
-        let bytes = try ctx.bytes(i)
+        return try storedToken(try ctx.bytes(i), i, in: store)
+    }
+
+    /// The token `bytes` names in `store` (as above); `i` is the argument blamed when it names none.
+    static func storedToken(_ bytes: [UInt8], _ i: Int32, in store: TokenStore) throws -> StoredToken {
         if bytes.count == 32, let found = try tokenCall({ try store.token(id: bytes) }) { return found }
         guard isHex(bytes) else {
             throw LuaArgumentError(i, bytes.count == 32

@@ -67,7 +67,9 @@ final class TokenWalletObject: LuaObject {
         return table
     }
 
-    static let luaMethods: [String: LuaMethod<TokenWalletObject>] = [
+    static let luaMethods: [String: LuaMethod<TokenWalletObject>] = baseMethods.merging(paymentMethods) { a, _ in a }
+
+    static let baseMethods: [String: LuaMethod<TokenWalletObject>] = [
         "holder": { object, ctx in
             try ctx.return(.table(holderTable(try tokenCall { try object.live().holder() })))
         },
@@ -142,28 +144,7 @@ final class TokenWalletObject: LuaObject {
         let wallet = try live()
         let stored = try TokenArguments.storedToken(ctx, 2, in: wallet.store)
         let arguments = try TokenArguments.runArguments(ctx, 3)
-        let opts = try Options(ctx, 4, allowed: ["card"])
-        let holder = try tokenCall { try wallet.holder() }
-        let signer: ReceiptSigner
-        switch holder {
-        case .software:
-            guard let software = try tokenCall({ try wallet.softwareSigner() }) else {
-                throw TokenBindingError(kind: "store", "wallet \(path): the holder key is missing")
-            }
-            signer = software
-        case .card:
-            guard case .reference(let ref) = opts["card"] else {
-                if !opts["card"].isNil {
-                    throw LuaArgumentError(4, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
-                }
-                throw TokenBindingError(kind: "card_required",
-                    "this wallet's holder key is on a Keycard: pass {card = session} (an open keyhost.card session with the PIN verified)")
-            }
-            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
-            let card = try session.live()
-            try Self.requireVerified(session)
-            signer = try cardCall("EXPORT KEY") { try CardHolder.signer(card, holder: holder) }
-        }
+        let signer = try holderSigner(ctx, try Options(ctx, 4, allowed: ["card"]))
         let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
         let result = try tokenCall {
             try wallet.run(id: stored.id, arguments: arguments, now: Int64(time(nil)), signer: signer, runner: runner.run)
@@ -176,5 +157,31 @@ final class TokenWalletObject: LuaObject {
             "now": .integer(receipt.receipt.now),
             "effects": .table(LuaTable(array: result.effects.map(RecordConversion.lua))),
         ])))
+    }
+
+    /// The key that signs for this wallet's holder: the software key in the file, or the card session
+    /// given as option `card` (checked to hold the wallet's key before anything runs).
+    func holderSigner(_ ctx: LuaContext, _ opts: Options) throws -> ReceiptSigner {
+        let wallet = try live()
+        let holder = try tokenCall { try wallet.holder() }
+        switch holder {
+        case .software:
+            guard let software = try tokenCall({ try wallet.softwareSigner() }) else {
+                throw TokenBindingError(kind: "store", "wallet \(path): the holder key is missing")
+            }
+            return software
+        case .card:
+            guard case .reference(let ref) = opts["card"] else {
+                if !opts["card"].isNil {
+                    throw LuaArgumentError(opts.position, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
+                }
+                throw TokenBindingError(kind: "card_required",
+                    "this wallet's holder key is on a Keycard: pass {card = session} (an open keyhost.card session with the PIN verified)")
+            }
+            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
+            let card = try session.live()
+            try Self.requireVerified(session)
+            return try cardCall("EXPORT KEY") { try CardHolder.signer(card, holder: holder) }
+        }
     }
 }

@@ -8,7 +8,7 @@ struct TokenCommand: ParsableCommand {
         subcommands: [
             TokenWalletCommand.self, TokenIssue.self, TokenImport.self, TokenList.self, TokenInspect.self, TokenRun.self,
             TokenReceipt.self, TokenVerifyReceipt.self, TokenTrust.self, TokenKeys.self, TokenRequest.self, TokenPay.self, TokenReceive.self, TokenWorkerCommand.self,
-            TokenDeposit.self, TokenVerifyProof.self, TokenLedgerCommand.self,
+            TokenDepositChains.self, TokenDeposit.self, TokenVerifyProof.self, TokenLedgerCommand.self,
         ]
     )
 }

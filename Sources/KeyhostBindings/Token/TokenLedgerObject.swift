@@ -1,0 +1,113 @@
+import Dispatch
+import KeyhostCrypto
+import KeyhostLedger
+import KeyhostTokens
+import LuaRuntime
+
+/// `keyhost.token.ledger`: an issuer's ledger opened directly on its database (`sqlite:FILE`, or
+/// `postgres://…`), verifying and recording deposits in this process, as
+/// `keyhost token deposit --ledger sqlite:FILE` does. The ledger's service is reached from the shell.
+final class TokenLedgerObject: LuaObject {
+    private var ledger: TokenLedger?
+    let location: String
+
+    init(_ ledger: TokenLedger, location: String) {
+        self.ledger = ledger
+        self.location = location
+    }
+
+    static let luaTypeName = "keyhost.token.ledger"
+
+    func live() throws -> TokenLedger {
+        guard let ledger else { throw BindingError("\(Self.luaTypeName) is closed") }
+        return ledger
+    }
+
+    var luaDescription: String {
+        guard let ledger else { return "\(Self.luaTypeName) (closed)" }
+        return "\(Self.luaTypeName)(\(ledger.store.displayName), \(ledger.issuers.count) issuer\(ledger.issuers.count == 1 ? "" : "s"))"
+    }
+
+    func luaClose() {
+        guard let store = ledger?.store else { return }
+        ledger = nil
+        _ = try? waitFor { await store.close() }
+    }
+
+    /// `token.ledger.open(location, {issuers = {…}})`.
+    static func open(_ ctx: LuaContext) throws -> TokenLedgerObject {
+        let text = try ctx.string(1)
+        let opts = try Options(ctx, 2, allowed: ["issuers"])
+        guard case .table(let list) = opts["issuers"], !list.array.isEmpty, list.fields.isEmpty else {
+            throw LuaArgumentError(2, "option 'issuers' is required: a list of the issuers this ledger serves (x-only keys)")
+        }
+        let issuers = try list.array.enumerated().map { n, value in
+            try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
+        }
+        return try tokenCall {
+            let location = try LedgerLocation(text)
+            let store = try waitFor { try await location.open() }
+            do {
+                return TokenLedgerObject(try TokenLedger(store: store, issuers: issuers), location: store.displayName)
+            } catch {
+                _ = try? waitFor { await store.close() }
+                throw error
+            }
+        }
+    }
+
+    static let luaMethods: [String: LuaMethod<TokenLedgerObject>] = [
+        "deposit": { object, ctx in
+            let ledger = try object.live()
+            let texts = try PaymentArguments.strings(ctx, 2, what: "armoured chains ('khchain1:…')")
+            let results = try tokenCall { () -> [DepositResult<FraudProof>] in
+                // A text may hold several chains, one a line, as the wallet and `keyhost token deposit` files do.
+                let chains = try texts.flatMap { try TokenChain.chains(in: $0, source: "chain") }
+                guard !chains.isEmpty else { throw LedgerError(kind: "invalid_chain", message: "no chain to deposit (expected 'khchain1:' text)") }
+                return try waitFor { try await ledger.deposit(chains) }
+            }
+            return try ctx.return(.table(LuaTable(array: results.map { result in
+                var row = LuaTable(["token_id": .string(result.tokenID), "result": .text(result.name)])
+                if let proof = result.proof {
+                    row["proof"] = .text(proof.armored)
+                    if let signer = try? proof.verify() { row["key"] = .string(signer.compressed) }
+                }
+                return .table(row)
+            })))
+        },
+        "stats": { object, ctx in
+            let ledger = try object.live()
+            let stats = try tokenCall { try waitFor { try await ledger.stats() } }
+            var totals = LuaTable()
+            for (unit, total) in stats.totals { totals[unit] = .text(total) }
+            var counts = LuaTable()
+            for (unit, count) in stats.tokensByUnit { counts[unit] = .integer(Int64(count)) }
+            return try ctx.return(.table(LuaTable([
+                "tokens": .integer(Int64(stats.tokens)), "double_spends": .integer(Int64(stats.doubleSpends)),
+                "totals": .table(totals), "tokens_by_unit": .table(counts),
+            ])))
+        },
+        "location": { object, ctx in
+            ctx.push(object.location)
+            return 1
+        },
+    ]
+}
+
+/// Runs the ledger's async work from a synchronous Lua call: the calling thread waits on a semaphore
+/// while the work runs on Swift's cooperative pool, so it never blocks a thread the work needs.
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = WaitBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// Written once by the task before it signals, read once after the wait.
+private final class WaitBox<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
+}
