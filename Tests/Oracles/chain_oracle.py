@@ -107,4 +107,6 @@ def main():
             print("bad", e)
 
 
-main()
+# Importable too: Tests/e2e/test_token_payments.py reuses check_links and the encodings.
+if __name__ == "__main__":
+    main()
