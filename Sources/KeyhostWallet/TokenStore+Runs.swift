@@ -57,8 +57,12 @@ extension TokenStore {
     /// transaction. Throws `conflict` (and changes nothing) unless the token is PENDING for this run.
     /// `outgoing`: for a run that handed the token on, the request it paid and the chain it made,
     /// recorded in the same transaction so the payment can always be printed again.
+    /// `paymentAmount`: for a payment (not a deposit), the amount its request asks. Checked here, under
+    /// the write lock, against what is already recorded for the request: two processes paying one
+    /// request at once each plan from what they saw, so only the commit can stop them paying one key
+    /// twice or more than the amount. A refused commit changes nothing and the token stays HELD.
     public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64,
-                          outgoing: (requestID: [UInt8], chain: TokenChain)? = nil) throws {
+                          outgoing: (requestID: [UInt8], chain: TokenChain)? = nil, paymentAmount: UInt64? = nil) throws {
         guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
         try write("commit the run of token \(Self.short(run.tokenID))") { db in
             if let other = try Row.fetchOne(db, sql: "SELECT token_id FROM runs WHERE receipt_id = ?", arguments: [Self.blob(receiptID)]) {
@@ -84,11 +88,33 @@ extension TokenStore {
             guard db.changesCount == 1 else {
                 throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
             }
+            if let outgoing, let paymentAmount {
+                try checkPaymentRoom(db, outgoing.requestID, outgoing.chain, amount: paymentAmount)
+            }
             if let outgoing {
                 try db.execute(sql: "INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)",
                                arguments: [Self.blob(run.tokenID), Self.blob(outgoing.requestID), Self.blob(outgoing.chain.encoded)])
             }
             Failpoint.hit("in_commit")
+        }
+    }
+
+    /// Refuses a transfer for a payment whose key already received a token of that payment, or that
+    /// would take the payment past its amount; inside the caller's transaction.
+    func checkPaymentRoom(_ db: Database, _ requestID: [UInt8], _ chain: TokenChain, amount: UInt64) throws {
+        let made = try Row.fetchAll(db, sql: "SELECT chain FROM outgoing WHERE request_id = ?", arguments: [Self.blob(requestID)]).map {
+            try TokenChain(encoded: Self.bytes($0, "chain"))
+        }
+        let token = Self.short(chain.token.token.id)
+        if made.contains(where: { $0.currentHolder == chain.currentHolder }) {
+            throw WalletError(kind: "payment_race",
+                message: "token \(token) was not paid: exchange key \(chain.currentHolder) already received a token of this payment (another 'pay' of the same request ran at the same time); it stays HELD: pay the request again to finish the payment")
+        }
+        let paid = made.reduce(UInt64(0)) { $0 + $1.token.token.value }
+        let (total, overflow) = paid.addingReportingOverflow(chain.token.token.value)
+        if overflow || total > amount {
+            throw WalletError(kind: "payment_race",
+                message: "token \(token) was not paid: \(paid) of \(amount) \(chain.token.token.unit) is paid already, and it would take the payment past the amount (another 'pay' of the same request ran at the same time); it stays HELD: pay the request again to finish the payment")
         }
     }
 

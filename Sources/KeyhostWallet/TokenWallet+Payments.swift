@@ -115,7 +115,7 @@ extension TokenWallet {
         }
         for (slot, index) in picked.enumerated() {
             _ = try run(candidates[index], arguments: .map([]), now: now, signer: signer, runner: runner,
-                        transfer: (to: freeKeys[slot], requestID: request.id))
+                        transfer: (to: freeKeys[slot], requestID: request.id, amount: request.amount))
         }
         return Payment(requestID: request.id, chains: try store.outgoing(requestID: request.id))
     }
@@ -185,7 +185,7 @@ extension TokenWallet {
             let issuer = stored.token.token.issuer
             if stored.state == .held {
                 _ = try run(stored, arguments: .map([]), now: now, signer: signer, runner: runner,
-                            transfer: (to: TokenChain.depositKey(issuer: issuer), requestID: Self.depositRequestID(issuer: issuer)))
+                            transfer: (to: TokenChain.depositKey(issuer: issuer), requestID: Self.depositRequestID(issuer: issuer), amount: nil))
             }
             if !issuers.contains(issuer) { issuers.append(issuer) }
         }

@@ -146,7 +146,7 @@ public final class TokenWallet {
     /// The one way a token runs: checks, PENDING, the program, the receipt (and for a transfer
     /// the new link), then effects, receipt, link and SPENT in one commit.
     func run(_ stored: StoredToken, arguments: CBORValue, now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome,
-             transfer: (to: PublicKey, requestID: [UInt8])?) throws -> Run {
+             transfer: (to: PublicKey, requestID: [UInt8], amount: UInt64?)?) throws -> Run {
         let chain = stored.chain
         let token = chain.token.token
         let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
@@ -200,7 +200,7 @@ public final class TokenWallet {
         }
         Failpoint.hit("after_sign")
         try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id,
-                            spentAt: now, outgoing: outgoing)
+                            spentAt: now, outgoing: outgoing, paymentAmount: transfer?.amount)
         committed = true
         Failpoint.hit("after_commit")
         return Run(receipt: signedReceipt, handedOn: outgoing?.chain)

@@ -654,3 +654,30 @@ def test_kill_at_random_moments_during_a_payment(world):
         finish_payment(world, a, b, req_path, req_text, ids)
     print(f"random kills: {kills} kills, {partial} left a partial payment that was resumed")
     assert kills > 0
+
+
+def test_concurrent_pays_of_one_request_never_overpay_or_reuse_a_key(world):
+    """Several processes paying the same request at once: each picks tokens for the request's free keys from
+    what it saw; the commit must still never hand two tokens to one key or pay more than the amount."""
+    b = world.wallet("b")
+    for trial in range(3):
+        a = world.wallet(f"a{trial}")
+        ids = a.withdraw([10] * 6 + [20] * 3)
+        req_path, req_text = b.request(20, keys=4)
+        procs = [subprocess.Popen([world.bin, "token", "pay", req_path, "--json", "--wallet", a.path], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=world.env, cwd=world.dir) for _ in range(6)]
+        results = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in procs]
+        check_payer(a, ids)
+        request, rid = check_request(req_text)
+        outgoing = [(c, r) for c, r in ((ch, rq) for rq, ch in a.outgoing().values())]
+        to = [check_chain(c)[2] for c, r in outgoing if r == rid]
+        total = sum(check_chain(c)[0]["value"] for c, r in outgoing if r == rid)
+        assert len(set(to)) == len(to), f"a key was paid twice: {results}"
+        assert total == 20, f"paid {total} for a request of 20"
+        for status, out, err in results:
+            assert status in (0, 1), err
+            if status == 0:
+                assert json.loads(out)["amount"] == 20
+        # Whoever lost a race can simply pay again: the same payment comes back.
+        finish = a.pay(req_path)
+        assert finish.returncode == 0 and json.loads(finish.stdout)["amount"] == 20, finish.stderr
