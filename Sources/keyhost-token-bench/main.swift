@@ -100,6 +100,10 @@ guard args.count >= 3 else {
 let keyhost = args[1], directory = args[2]
 let runs = args.count > 3 ? Int(args[3]) ?? 300 : 300
 
+/// KEYHOST_BENCH_ONLY=name runs one figure (for profiling).
+let only = getenv("KEYHOST_BENCH_ONLY").map { String(cString: $0) }
+func wanted(_ name: String) -> Bool { only == nil || only == name }
+
 func fresh(_ name: String) -> String {
     let path = directory + "/" + name
     for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
@@ -107,7 +111,7 @@ func fresh(_ name: String) -> String {
 }
 
 // Raw durable commits: the floor every run pays once.
-do {
+if wanted("raw_commit_us") {
     let path = fresh("raw.db")
     var config = Configuration()
     config.prepareDatabase { db in
@@ -132,7 +136,7 @@ do {
 
 let program10k = "local t = ...\nlocal s = 0\n" + String(repeating: "s = s + 1 -- padding to make the program ten kilobytes long......\n", count: 150) + "t.emit(s)\n"
 
-for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", trivial, 64), ("run_inprocess_us", trivial, 0), ("run_10kb_us", program10k, 1)] {
+for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", trivial, 64), ("run_inprocess_us", trivial, 0), ("run_10kb_us", program10k, 1)] where wanted(name) {
     let path = fresh("\(name).db")
     let wallet = try TokenWallet.create(path: path)
     let tokens = try issue(runs, to: try wallet.holder().publicKey, program: program)
@@ -144,7 +148,7 @@ for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", tri
 }
 
 // Where an in-process run's time goes: the player alone (sandbox set-up + program), no wallet.
-do {
+if wanted("player_only_us") {
     let wallet = try TokenWallet.create(path: fresh("player.db"))
     let token = try issue(1, to: try wallet.holder().publicKey, program: trivial)[0]
     let player = TokenPlayer(helperModules: helperModules(keyhost))
@@ -159,7 +163,7 @@ do {
 }
 
 // Four processes, each running its own quarter of one wallet's tokens.
-do {
+if wanted("run_4proc_per_s") {
     let path = fresh("four.db")
     let wallet = try TokenWallet.create(path: path)
     let total = runs - runs % 4

@@ -287,6 +287,27 @@ t.test("a software wallet ignores a card", function()
   t.eq(#w:run(token.parse(text)[1].id, {}, { card = s }).effects, 1)
 end)
 
+t.test("a 4.0 card issues tokens (BIP340 at a path); 3.2 cannot", function()
+  local s <close> = ready_card("4.0", hd.mnemonic_to_seed(ABANDON))
+  local w <close> = token.wallet.create(wallet_path())
+  local ISSUER_PATH = "m/7419'/0'/0'"
+  local text = token.issue { program = VOUCHER, value = 5, unit = "X", to = w:holder().public_key,
+                             issuer_card = s, issuer_path = ISSUER_PATH }
+  local info = token.inspect(text)
+  t.eq(info.signature_valid, true)
+  -- The issuer is the card's key at that path, as keyhost.hd derives it from the same seed.
+  local expected = hd.from_mnemonic(ABANDON):derive(ISSUER_PATH):public_key()
+  t.eq(info.issuer, expected:sub(2))
+  w:import(text)
+  t.eq(#w:run(info.id, { shop = "card issuer" }).effects, 1)
+  local old <close> = ready_card("3.2")
+  t.raises(function()
+    token.issue { program = VOUCHER, value = 5, unit = "X", to = w:holder().public_key, issuer_card = old, issuer_path = ISSUER_PATH }
+  end, "Schnorr")
+  t.raises(function() token.issue { program = VOUCHER, value = 1, unit = "X", to = w:holder().public_key, issuer_card = s } end,
+    "'issuer_path' is required")
+end)
+
 -- Last (tests run in order): remove the wallet files.
 t.test("clean up the wallet files", function()
   collectgarbage()

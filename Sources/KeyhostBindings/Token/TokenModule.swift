@@ -1,3 +1,4 @@
+import KeyhostCard
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
@@ -8,7 +9,7 @@ import LuaRuntime
 /// (`token.wallet.create/open`) that import and run them. Programs run in a worker process (the
 /// running keyhost binary, `keyhost token _worker`), never in the calling state.
 enum TokenModule {
-    static let issueOptions = ["program", "value", "unit", "to", "issuer_key", "expires", "not_before", "meta", "limits", "precompile"]
+    static let issueOptions = ["program", "value", "unit", "to", "issuer_key", "issuer_card", "issuer_path", "expires", "not_before", "meta", "limits", "precompile"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.token") { module in
@@ -93,7 +94,25 @@ enum TokenModule {
         let unit = try required("unit", try opts.string("unit"))
         guard !opts["to"].isNil else { throw LuaArgumentError(1, "option 'to' is required (the holder's public key, as w:holder().public_key gives it)") }
         let holder = try TokenArguments.holder(opts["to"], ctx, position: 1)
-        let key: PrivateKey
+        // The issuer's key in software, or on a 4.x Keycard (BIP340 Schnorr at a path).
+        var key: PrivateKey?
+        var cardIssuer: (card: KeycardCommandSet, path: KeyPath, key: XOnlyPublicKey)?
+        if case .reference(let ref) = opts["issuer_card"] {
+            guard opts["issuer_key"].isNil else { throw LuaArgumentError(1, "give 'issuer_key' or 'issuer_card', not both") }
+            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'issuer_card'")
+            guard let pathText = try opts.string("issuer_path") else {
+                throw LuaArgumentError(1, "option 'issuer_path' is required with 'issuer_card': the issuer key's path on the card, e.g. \"m/7419'/0'/0'\"")
+            }
+            let card = try session.live()
+            try TokenWalletObject.requireVerified(session)
+            let path = try CardHolder.path(pathText)
+            let xonly = try cardCall("EXPORT KEY") { try CardHolder.publicKey(card, at: path).xOnly }
+            cardIssuer = (card, path, xonly)
+        } else if !opts["issuer_card"].isNil {
+            throw LuaArgumentError(1, "option 'issuer_card' must be a \(CardSessionObject.luaTypeName), got \(opts["issuer_card"].typeName)")
+        } else if opts.has("issuer_path") {
+            throw LuaArgumentError(1, "option 'issuer_path' goes with 'issuer_card'")
+        } else {
         switch opts["issuer_key"] {
         case .reference(let ref):
             if let object = try? ctx.object(ref, as: PrivateKeyObject.self, what: "option 'issuer_key'") {
@@ -106,9 +125,10 @@ enum TokenModule {
         case .string(let bytes) where bytes.count == 32:
             key = try PrivateKey(bytes: bytes)
         case .nil:
-            throw LuaArgumentError(1, "option 'issuer_key' is required (a keyhost.ec private key or a private keyhost.hd node)")
+            throw LuaArgumentError(1, "option 'issuer_key' is required (a keyhost.ec private key or a private keyhost.hd node), or 'issuer_card' with 'issuer_path'")
         case let other:
             throw LuaArgumentError(1, "option 'issuer_key' must be a \(KeyArguments.privateForms), got \(other.typeName)")
+        }
         }
         var metadata: CBORValue?
         if !opts["meta"].isNil {
@@ -140,12 +160,20 @@ enum TokenModule {
             let compiled = try ProgramCompiler.compile(code, chunkName: "=token program", dump: precompile)
             if precompile { code = compiled }
             let token = Token(
-                id: secureRandomBytes(32), issuer: key.publicKey.xOnly, value: UInt64(value), unit: unit,
+                id: secureRandomBytes(32), issuer: cardIssuer?.key ?? key!.publicKey.xOnly, value: UInt64(value), unit: unit,
                 notBefore: try opts.integer("not_before"), expires: try opts.integer("expires"),
                 program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder,
                 metadata: metadata, policy: policy
             )
-            return TokenArmor.armor(try SignedToken.issue(token, issuerKey: key))
+            if let key { return TokenArmor.armor(try SignedToken.issue(token, issuerKey: key)) }
+            let issuer = cardIssuer!
+            try token.validate()
+            let signature = try cardCall("SIGN") { try issuer.card.signSchnorr(digest: SignedToken.digest(of: token), path: issuer.path) }
+            let signed = SignedToken(token: token, signature: signature.signature)
+            guard signed.signatureIsValid else {
+                throw TokenBindingError(kind: "signing", "the card's Schnorr signature does not verify with its key at \(issuer.path)")
+            }
+            return TokenArmor.armor(signed)
         }
     }
 }
