@@ -86,6 +86,8 @@ let package = Package(
             dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
+        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostTokens", "KeyhostCrypto"]),
+
         // Test helpers shared by test targets (a loopback HTTP server).
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
 

@@ -31,7 +31,10 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         self.client = client
         runTask = Task { await client.run() }
         do {
-            try await createSchema()
+            let display = location.display
+            try await withDeadline(.seconds(15), error: LedgerError.store("\(display): cannot connect within 15 s; is the server running and reachable, and are the user and database right?")) {
+                try await self.createSchema()
+            }
         } catch {
             runTask.cancel()
             throw error

@@ -49,7 +49,10 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
             let texts = try LedgerJSON.depositChains(Data(buffer: body))
             let chains = try Ledger<Chain>.parse(armored: texts)
             let ledger = self.ledger
-            let results = try await Self.withTimeout(depositTimeout) { try await ledger.deposit(chains) }
+            let limit = depositTimeout
+            let results = try await withDeadline(limit, error: LedgerError(kind: "timeout", message: "the deposit took longer than \(limit); retry it (the same chain gets the same answer)")) {
+                try await ledger.deposit(chains)
+            }
             return Self.json(.ok, LedgerJSON.results(results, chain: Chain.self))
         } catch {
             return Self.failure(error)
@@ -92,19 +95,6 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
             }
         }
         return json(.internalServerError, LedgerJSON.error(kind: "internal", message: "the ledger failed unexpectedly; try again"))
-    }
-
-    static func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                throw LedgerError(kind: "timeout", message: "the deposit took longer than \(limit); retry it (the same chain gets the same answer)")
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
     }
 }
 

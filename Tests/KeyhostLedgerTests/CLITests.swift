@@ -1,0 +1,50 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostTokens
+import Testing
+
+/// `keyhost token deposit` straight into a SQLite ledger, `ledger stats` and `verify-proof`.
+@Suite struct CLITests {
+    func keyhost(_ arguments: [String]) throws -> (Int32, String) {
+        let child = try Child(Child.keyhost, arguments)
+        let status = child.wait()
+        return (status, child.output)
+    }
+
+    @Test func directDepositStatsAndProofs() throws {
+        let db = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
+        let issuer = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+        let token = try Fixtures.token(value: 9)
+        let first = try temporaryFile(try Fixtures.deposit(token, via: 2).armored + "\n" + Fixtures.deposit(try Fixtures.token(value: 1)).armored + "\n")
+        let second = try temporaryFile(try Fixtures.deposit(token, via: 3).armored + "\n")
+        let id = Hex.encode(token.token.id)
+
+        let (s1, o1) = try keyhost(["token", "deposit", first, "--ledger", db, "--issuer", issuer])
+        #expect(s1 == 0 && o1.hasPrefix("\(id)  accepted\n") && o1.split(separator: "\n").count == 2, "\(o1)")
+        let (s2, o2) = try keyhost(["token", "deposit", first, "--ledger", db, "--issuer", issuer])
+        #expect(s2 == 0 && o2.hasPrefix("\(id)  already deposited\n"), "\(o2)")
+
+        let proofs = FileManager.default.temporaryDirectory.appendingPathComponent("proofs-\(UUID().uuidString)").path
+        let (s3, o3) = try keyhost(["token", "deposit", second, "--ledger", db, "--issuer", issuer, "--proofs", proofs, "--json"])
+        #expect(s3 == 1, "\(o3)")
+        let json = try JSONSerialization.jsonObject(with: Data(o3.utf8)) as? [String: Any]
+        let row = try #require((json?["results"] as? [[String: Any]])?.first)
+        #expect(row["result"] as? String == "double_spend" && row["signer"] as? String == Hex.encode(Fixtures.keys[1].publicKey.compressed))
+        let proofFile = try #require(row["proof_file"] as? String)
+
+        let (s4, o4) = try keyhost(["token", "verify-proof", proofFile])
+        #expect(s4 == 0 && o4.contains("token \(id)") && o4.contains("signed twice by \(Hex.encode(Fixtures.keys[1].publicKey.compressed))"), "\(o4)")
+        // One character changed inside the proof: refused with exit 1.
+        var text = Array(try String(contentsOfFile: proofFile, encoding: .utf8).utf8)
+        text[text.count - 20] = text[text.count - 20] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let (s5, o5) = try keyhost(["token", "verify-proof", try temporaryFile(String(decoding: text, as: UTF8.self))])
+        #expect(s5 == 1 && o5.contains("not a valid double-spend proof"), "\(o5)")
+
+        let (s6, o6) = try keyhost(["token", "ledger", "stats", "--db", db])
+        #expect(s6 == 0 && o6 == "tokens deposited: 2\ndouble spends seen: 1\n  EUR-cent: 10 in 2 tokens\n", "\(o6)")
+
+        // Without --issuer, direct mode says what to do.
+        let (s7, o7) = try keyhost(["token", "deposit", first, "--ledger", db])
+        #expect(s7 == 1 && o7.contains("--issuer"))
+    }
+}

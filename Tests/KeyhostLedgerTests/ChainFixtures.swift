@@ -1,0 +1,42 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostLedger
+import KeyhostTokens
+
+/// Real chains signed with real keys: an issuer, holders, and deposits to the issuer's deposit key.
+enum Fixtures {
+    static let issuer = try! PrivateKey(bytes: Array(repeating: 0x51, count: 32))
+    static let otherIssuer = try! PrivateKey(bytes: Array(repeating: 0x52, count: 32))
+    static let keys = (0..<6).map { try! PrivateKey(bytes: Array(repeating: UInt8(0x61 + $0), count: 32)) }
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    static func token(id: [UInt8]? = nil, value: UInt64 = 100, unit: String = "EUR-cent", issuer: PrivateKey = issuer,
+                      expires: Int64? = nil) throws -> SignedToken {
+        let token = Token(id: id ?? randomID(), issuer: issuer.publicKey.xOnly, value: value, unit: unit, expires: expires,
+                          program: TokenProgram(kind: .luaSource, code: Array("return".utf8)), holder: keys[0].publicKey)
+        return try SignedToken.issue(token, issuerKey: issuer)
+    }
+
+    static func randomID() -> [UInt8] { (0..<32).map { _ in UInt8.random(in: 0...255) } }
+
+    /// `chain` handed on by the key at `from` (an index into `keys`) to `to`.
+    static func pass(_ chain: TokenChain, from: Int, to next: PublicKey, time: Int64 = now - 60) throws -> TokenChain {
+        try chain.appending(to: next, time: time, receipt: Array(repeating: UInt8(from), count: 32)) {
+            try ProtocolSignature.sign($0, with: keys[from])
+        }
+    }
+
+    static func depositKey(_ issuer: PrivateKey = issuer) -> PublicKey { TokenChain.depositKey(issuer: issuer.publicKey.xOnly) }
+
+    /// keys[0] → keys[1] → keys[via] → deposit. Different `via` give chains of one token that part
+    /// at link 1, signed both times by keys[1].
+    static func deposit(_ token: SignedToken, via: Int = 2, time: Int64 = now - 60) throws -> TokenChain {
+        var chain = try pass(TokenChain(token: token), from: 0, to: keys[1].publicKey, time: time)
+        chain = try pass(chain, from: 1, to: keys[via].publicKey, time: time)
+        return try pass(chain, from: via, to: depositKey(PrivateKey(bytes: issuerSecret(of: token))), time: time)
+    }
+
+    private static func issuerSecret(of token: SignedToken) -> [UInt8] {
+        token.token.issuer == otherIssuer.publicKey.xOnly ? Array(repeating: 0x52, count: 32) : Array(repeating: 0x51, count: 32)
+    }
+}
