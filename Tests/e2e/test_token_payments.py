@@ -690,3 +690,21 @@ def test_a_token_can_come_back_to_a_wallet_that_held_it(world):
     a.withdraw([10])
     paid(world, a, b, 10)
     paid(world, b, a, 10)
+
+
+def test_deposit_takes_wallet_token_ids_and_can_be_repeated(world):
+    """`keyhost token deposit ID --ledger …` hands the token to its issuer and sends the chain; sending again
+    is the ledger's idempotent answer, and no second run happens."""
+    a = world.wallet("depositor")
+    [token] = a.withdraw([25])
+    ledger = "sqlite:" + world.fresh("ledger") + ".db"
+    first = world.kh("token", "deposit", token[:10], "--ledger", ledger, "--issuer", world.issuer_x, "--json", "--wallet", a.path)
+    assert first.returncode == 0, first.stderr
+    assert [r["result"] for r in json.loads(first.stdout)["results"]] == ["accepted"]
+    again = world.kh("token", "deposit", token[:10], "--ledger", ledger, "--issuer", world.issuer_x, "--json", "--wallet", a.path)
+    assert again.returncode == 0, again.stderr
+    assert [r["result"] for r in json.loads(again.stdout)["results"]] == ["already_deposited"]
+    assert a.states() == {token: "SPENT"}
+    [(request_id, chain)] = a.outgoing().values()
+    check_deposit_chain("khchain1:" + base64.urlsafe_b64encode(cbor2.dumps(chain, canonical=True)).decode().rstrip("="), world.issuer_x)
+    assert len(rows(a.path, "SELECT token_id FROM runs")) == 1

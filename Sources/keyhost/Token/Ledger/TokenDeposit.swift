@@ -3,6 +3,7 @@ import Foundation
 import KeyhostCrypto
 import KeyhostLedger
 import KeyhostLedgerServer
+import KeyhostPlayer
 import KeyhostTokens
 
 #if canImport(Glibc)
@@ -13,19 +14,34 @@ import Glibc
 struct TokenDeposit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deposit",
-        abstract: "Hand deposit chains ('khchain1:' lines) to the issuer's ledger; one line per token.",
+        abstract: "Hand tokens to the issuer's ledger: deposit chains ('khchain1:' files) or tokens of this wallet by id.",
         discussion: """
-            --ledger is a ledger service (http://HOST:PORT), or its database (sqlite:FILE, postgres://USER@HOST:PORT/DB), \
+            A token id (a unique hex prefix of a token in the wallet) is first handed to its issuer as \
+            'keyhost token deposit-chains' does (run once; again: the same chain), so a failed send can simply be \
+            repeated. --ledger is a ledger service (http://HOST:PORT), or its database (sqlite:FILE, postgres://USER@HOST:PORT/DB), \
             verified and recorded in this process with the --issuer keys it serves. Exit status 0 when every token was \
             accepted or already deposited, 1 on any double spend or error. A double spend's proof is checked here \
             before it is printed or written.
             """
     )
-    @Argument(help: ArgumentHelp("Files of armoured chains, one 'khchain1:' a line.", valueName: "file")) var files: [String]
+    @Argument(help: ArgumentHelp("Files of armoured chains (one 'khchain1:' a line), or ids of tokens in the wallet.", valueName: "file|id")) var files: [String]
+    @OptionGroup var options: WalletOptions
+    @OptionGroup var cardOptions: TokenCardOptions
     @Option(help: ArgumentHelp("http://HOST:PORT, sqlite:FILE or postgres://USER@HOST:PORT/DB.", valueName: "ledger")) var ledger: String
     @Option(help: ArgumentHelp("With a database: an issuer the ledger serves (x-only key, hex). Repeat for several.", valueName: "hex")) var issuer: [String] = []
     @Option(help: ArgumentHelp("Write each double spend's proof into this folder (created 0700; files 0600).", valueName: "dir")) var proofs: String?
     @Flag(help: "Print JSON.") var json = false
+
+    /// Deposit chains for wallet tokens: each HELD one is handed to its issuer (one run), a token
+    /// already handed over gives its chain again.
+    private func walletChains(_ ids: [String]) throws -> [TokenChain] {
+        let wallet = try options.open()
+        let tokens = try ids.map { try wallet.store.find(idPrefix: $0).id }
+        let holder = try HolderSession(wallet: wallet, card: cardOptions)
+        defer { holder.close() }
+        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+        return try wallet.depositChains(ids: tokens, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
+    }
 
     /// Requests stay well under the service's default 4 MiB body limit.
     static let batchBytes = 3 << 20
@@ -34,7 +50,15 @@ struct TokenDeposit: ParsableCommand {
         var failed = false
         try Failure.exitOnError {
             var chains: [TokenChain] = []
-            for file in files { chains += try TokenChain.chains(in: try readTokenFile(file), source: file) }
+            var ids: [String] = []
+            for file in files {
+                if file != "-", !SourceFile.exists(file), file.count >= 4, file.allSatisfy(\.isHexDigit) {
+                    ids.append(file)
+                } else {
+                    chains += try TokenChain.chains(in: try readTokenFile(file), source: file)
+                }
+            }
+            if !ids.isEmpty { chains += try walletChains(ids) }
             let rows = try ledger.hasPrefix("http") ? viaService(chains.map(\.armored)) : direct(chains)
             var out: [[String: Any]] = []
             for row in rows {
