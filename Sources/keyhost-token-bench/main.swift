@@ -11,6 +11,7 @@
 //   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
 //   player_only_us      TokenPlayer.run alone (deterministic sandbox set up, program run), no store
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
+//   pay_receive_10_us   request + pay (10 tokens, warm worker) + receive, median
 //   run_4proc_per_s     runs per second with 4 processes on one wallet
 import GRDB
 import KeyhostCrypto
@@ -160,6 +161,32 @@ if wanted("player_only_us") {
         times.append(wallSeconds() - t0)
     }
     print("player_only_us \(median(times) * 1e6) us")
+}
+
+// A 10-token payment: B asks, A pays (ten transfer runs, warm worker), B receives.
+if wanted("pay_receive_10_us") {
+    let a = try TokenWallet.create(path: fresh("payer.db")), b = try TokenWallet.create(path: fresh("payee.db"))
+    var cashDir = keyhost
+    var cash: [UInt8]?
+    for _ in 0..<6 where cash == nil {
+        cashDir = String(cashDir[..<(cashDir.lastIndex(of: "/") ?? cashDir.startIndex)])
+        cash = read(cashDir + "/stdlib/keyhost/cash.lua")
+    }
+    let payments = max(runs / 10, 3)
+    let tokens = try issue(payments * 10, to: try a.holder().publicKey, program: String(decoding: cash ?? [], as: UTF8.self))
+    _ = try a.importTokens(tokens, now: 0)
+    let runner = WorkerRunner(executable: keyhost, runsPerWorker: 64)
+    let (signerA, signerB) = (try a.softwareSigner()!, try b.softwareSigner()!)
+    var times: [Double] = []
+    for _ in 0..<payments {
+        let t0 = wallSeconds()
+        let request = try b.makeRequest(amount: 10, unit: "pt", issuers: [issuer.publicKey.xOnly], keys: 10, expires: 2_000_000_000,
+                                        now: 1_900_000_000, signer: signerB)
+        let payment = try a.pay(request, now: 1_900_000_000, signer: signerA, runner: runner.run)
+        _ = try b.receive(payment, now: 1_900_000_000)
+        times.append(wallSeconds() - t0)
+    }
+    print("pay_receive_10_us \(median(times) * 1e6) us")
 }
 
 // Four processes, each running its own quarter of one wallet's tokens.
