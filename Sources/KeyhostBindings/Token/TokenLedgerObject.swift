@@ -31,7 +31,7 @@ final class TokenLedgerObject: LuaObject {
     func luaClose() {
         guard let store = ledger?.store else { return }
         ledger = nil
-        _ = try? waitFor { await store.close() }
+        _ = try? blocking { await store.close() }
     }
 
     /// `token.ledger.open(location, {issuers = {…}})`.
@@ -46,11 +46,11 @@ final class TokenLedgerObject: LuaObject {
         }
         return try tokenCall {
             let location = try LedgerLocation(text)
-            let store = try waitFor { try await location.open() }
+            let store = try blocking { try await location.open() }
             do {
                 return TokenLedgerObject(try TokenLedger(store: store, issuers: issuers), location: store.displayName)
             } catch {
-                _ = try? waitFor { await store.close() }
+                _ = try? blocking { await store.close() }
                 throw error
             }
         }
@@ -64,7 +64,7 @@ final class TokenLedgerObject: LuaObject {
                 // A text may hold several chains, one a line, as the wallet and `keyhost token deposit` files do.
                 let chains = try texts.flatMap { try TokenChain.chains(in: $0, source: "chain") }
                 guard !chains.isEmpty else { throw LedgerError(kind: "invalid_chain", message: "no chain to deposit (expected 'khchain1:' text)") }
-                return try waitFor { try await ledger.deposit(chains) }
+                return try blocking { try await ledger.deposit(chains) }
             }
             return try ctx.return(.table(LuaTable(array: results.map { result in
                 var row = LuaTable(["token_id": .string(result.tokenID), "result": .text(result.name)])
@@ -77,7 +77,7 @@ final class TokenLedgerObject: LuaObject {
         },
         "stats": { object, ctx in
             let ledger = try object.live()
-            let stats = try tokenCall { try waitFor { try await ledger.stats() } }
+            let stats = try tokenCall { try blocking { try await ledger.stats() } }
             var totals = LuaTable()
             for (unit, total) in stats.totals { totals[unit] = .text(total) }
             var counts = LuaTable()
@@ -92,22 +92,4 @@ final class TokenLedgerObject: LuaObject {
             return 1
         },
     ]
-}
-
-/// Runs the ledger's async work from a synchronous Lua call: the calling thread waits on a semaphore
-/// while the work runs on Swift's cooperative pool, so it never blocks a thread the work needs.
-func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = WaitBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    return try box.result!.get()
-}
-
-/// Written once by the task before it signals, read once after the wait.
-private final class WaitBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
 }

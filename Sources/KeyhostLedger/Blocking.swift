@@ -1,9 +1,9 @@
 import Dispatch
 
-/// Runs async work (PostgreSQL, the HTTP server) from keyhost's synchronous commands. The main
-/// thread waits on a semaphore while the work runs on Swift's cooperative pool, so it never
-/// blocks a thread the work needs.
-func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+/// Runs async work (PostgreSQL, the HTTP server) from keyhost's synchronous callers: a command, or
+/// a Lua call. The calling thread waits on a semaphore while the work runs on Swift's cooperative
+/// pool, so it never blocks a thread the work needs.
+public func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
     Task {
