@@ -193,6 +193,20 @@ struct Discover: ParsableCommand {
         if let kind, AddressKind(name: kind) == nil {
             throw ValidationError("--kind: unknown address kind \"\(kind)\"; use one of \(AddressKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        // A malformed key or a scheme that cannot be (purpose 45, Ethereum with 84) is a bad option
+        // value: a usage error (64) before anything runs, like an unknown --coin.
+        var family: ExtendedKeyVersion?
+        if let xpub {
+            do { family = try ExtendedPublicKeySource(xpub).key.family } catch { throw ValidationError("--xpub: \(error)") }
+        }
+        do { _ = try DiscoverySetup.scheme(schemeRequest(family: family)) } catch { throw ValidationError("\(error)") }
+    }
+
+    /// The scheme the options ask for; `family` is the --xpub's SLIP-132 family, when known.
+    func schemeRequest(family: ExtendedKeyVersion?) -> DiscoverySetup.SchemeRequest {
+        DiscoverySetup.SchemeRequest(
+            coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
+            kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
     }
 
     static func range(_ text: String, _ name: String) throws -> ClosedRange<UInt32> {
@@ -247,10 +261,7 @@ struct Discover: ParsableCommand {
         }
 
         // Scheme and limits.
-        let request = DiscoverySetup.SchemeRequest(
-            coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
-            kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
-        let scheme = try DiscoverySetup.scheme(request)
+        let scheme = try DiscoverySetup.scheme(schemeRequest(family: family))
         var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap,
                                        maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }

@@ -254,6 +254,10 @@ struct DiscoverCommandTests {
         (["--mnemonic-env", "W", "--source", "index:x", "--accounts", "5-2"], "--accounts 5-2"),
         (["--mnemonic-env", "W", "--source", "index:x", "--coin", "zzz"], "unknown coin \"zzz\""),
         (["--mnemonic-env", "W", "--source", "index:x", "--parallel", "0"], "--parallel must be a positive integer (at least 1), got 0"),
+        // Bad values that need the scheme or the key decoded are usage errors too (issue 12: they exited 1).
+        (["--mnemonic-env", "W", "--source", "index:x", "--purpose", "45"], "purpose 45 is not one of 44, 49, 84, 86"),
+        (["--mnemonic-env", "W", "--source", "index:x", "--coin", "eth", "--purpose", "84"], "Ethereum uses purpose 44 only, not 84"),
+        (["--xpub", "xpub661MyMwAqRbcFnotakey", "--source", "index:x"], "--xpub: invalid extended key"),
         (["--xpub", "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu", "--source", "index:x"], "PRIVATE key"),
     ] + privateKeysOfEveryVersion.map { (["--xpub", $0, "--source", "index:x"], "PRIVATE key") })
     func badOptionsAreUsageErrors(arguments: [String], message: String) throws {
