@@ -47,11 +47,11 @@ let package = Package(
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
-        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
 
         // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // The ledger's HTTP service.
         .target(name: "KeyhostLedgerServer", dependencies: [
