@@ -6,17 +6,26 @@ import Glibc
 #endif
 
 /// The one place that turns errors into text on standard error and an exit status.
+///
+/// With `--json` the same errors are one JSON object on standard error, `{"error": {"kind": …, "message": …}}`,
+/// whose `kind` is the one Lua's structured errors carry (`wrong_pin`, `no_reader`, …), plus `usage` for a
+/// bad command line and `failed` for everything without a finer kind. docs/json.md lists them.
 enum Failure: Error, CustomStringConvertible {
     /// A complete message for the user, printed after "keyhost: ".
     case message(String)
+    /// A message with a machine-readable kind for `--json` ("not_found", "usage", …).
+    case kind(String, String)
 
     /// The message alone: a Failure wrapped by another layer (the discovery engine names its source and
     /// interpolates the error) must read as the message, never as `message("…")`.
     var description: String {
         switch self {
-        case .message(let text): return text
+        case .message(let text), .kind(_, let text): return text
         }
     }
+
+    /// Whether errors are reported as JSON: set once, from `--json` on the command line.
+    nonisolated(unsafe) static var json = false
 
     static func exitOnError(_ body: () throws -> Void) throws {
         do {
@@ -30,9 +39,13 @@ enum Failure: Error, CustomStringConvertible {
     }
 
     static func report(_ error: Error) {
+        if json {
+            writeError(ErrorJSON.document(for: error) + "\n")
+            return
+        }
         let text: String
         switch error {
-        case Failure.message(let message): text = message
+        case let error as Failure: text = error.description
         case let error as LuaError: text = error.description
         default: text = String(describing: error)
         }

@@ -37,7 +37,22 @@ struct Keyhost: ParsableCommand {
                 Glibc.exit(1)
             }
         }
-        main(Discover.normalize(Array(arguments.dropFirst())))
+        let rest = Discover.normalize(Array(arguments.dropFirst()))
+        guard rest.contains("--json") else { main(rest); return }
+        // With --json, command-line mistakes are JSON on standard error too, like every other error.
+        Failure.json = true
+        do {
+            var command = try parseAsRoot(rest)
+            try command.run()
+            Glibc.exit(0)
+        } catch let error as ExitCode {
+            Glibc.exit(error.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }  // --help, --version
+            Failure.writeError((code.rawValue == 64 ? ErrorJSON.usage(message(for: error)) : ErrorJSON.document(for: error)) + "\n")
+            Glibc.exit(code.rawValue)
+        }
     }
 
     func run() throws {
