@@ -38,13 +38,15 @@ let package = Package(
 
         // Reading files users name, with a size limit.
         .target(name: "KeyhostFiles"),
+        // Results as Lua tables and as --json share one shape.
+        .target(name: "KeyhostRecord"),
 
         // Domain modules: pure Swift, no Lua inside.
         .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -66,7 +68,7 @@ let package = Package(
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
-            "KeyhostLedger",
+            "KeyhostLedger", "KeyhostRecord",
         ]),
 
         .executableTarget(
@@ -74,7 +76,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
-                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer",
+                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

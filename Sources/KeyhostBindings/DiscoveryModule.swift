@@ -238,35 +238,7 @@ enum DiscoveryModule {
     }
 
     static func resultTable(_ r: DiscoveryResult) -> LuaTable {
-        func int(_ n: Int) -> LuaValue { .integer(Int64(n)) }
-        let accounts: [LuaValue] = r.accounts.map { a in
-            let used: [LuaValue] = a.usedAddresses.map { u in
-                .table(LuaTable(["address": .text(u.address), "chain": .text(u.chain == 0 ? "receive" : "change"),
-                                 "index": .integer(Int64(u.index)), "path": .text(u.path)]))
-            }
-            return .table(LuaTable([
-                "account": a.account.map { .integer(Int64($0)) } ?? .nil,
-                "path": .text(a.keyPath),
-                "xpub": a.extendedPublicKey.map { .text($0) } ?? .nil,
-                "used": .table(LuaTable(array: used)),
-                "last_used": .table(LuaTable(["receive": a.lastUsedReceiveIndex.map { .integer(Int64($0)) } ?? .nil,
-                                              "change": a.lastUsedChangeIndex.map { .integer(Int64($0)) } ?? .nil])),
-                "receive_checked": int(a.receiveAddressesChecked),
-                "change_checked": int(a.changeAddressesChecked),
-                "gap_reached": .boolean(a.gapReached),
-                "is_used": .boolean(a.isUsed),
-            ]))
-        }
-        let t = r.totals
-        return LuaTable([
-            "scheme": .text(r.scheme), "template": .text(r.template), "coin": .text(r.coin), "kind": .text(r.addressKind),
-            "key_source": .text(r.keySource), "usage_source": .text(r.usageSource),
-            "gap_limits": .table(LuaTable(["receive": int(r.receiveGapLimit), "change": int(r.changeGapLimit), "account": int(r.accountGapLimit)])),
-            "accounts": .table(LuaTable(array: accounts)),
-            "totals": .table(LuaTable(["accounts_scanned": int(t.accountsScanned), "accounts_used": int(t.accountsUsed),
-                                       "addresses_checked": int(t.addressesChecked), "used_addresses": int(t.usedAddresses),
-                                       "addresses_queried": int(t.addressesQueried), "addresses_from_checkpoint": int(t.addressesFromCheckpoint)])),
-            "notes": .table(LuaTable(array: r.notes.map { .text($0) })),
-        ])
+        guard case .table(let table) = LuaValue(record: r.record) else { return LuaTable() }
+        return table
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import KeyhostBindings
 import KeyhostCrypto
 import KeyhostDiscovery
+import KeyhostRecord
 import LuaRuntime
 
 #if canImport(Glibc)
@@ -308,7 +309,7 @@ struct Discover: ParsableCommand {
             throw error
         }
         if json {
-            print(try result.json())
+            print(result.record.json())
         } else if csv {
             print(result.csv(), terminator: "")
         } else {

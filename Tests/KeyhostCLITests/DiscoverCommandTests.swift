@@ -70,25 +70,25 @@ struct DiscoverCommandTests {
         let root = try json(out.stdout)
         #expect(root["scheme"] as? String == "bip84")
         #expect(root["coin"] as? String == "BTC")
-        #expect(root["addressKind"] as? String == "p2wpkh")
-        #expect(root["receiveGapLimit"] as? Int == 5)
+        #expect(root["kind"] as? String == "p2wpkh")
+        #expect((root["gap_limits"] as? [String: Any])?["receive"] as? Int == 5)
         let accounts = try #require(root["accounts"] as? [[String: Any]])
         #expect(accounts.count == 1)
         #expect(accounts[0]["account"] as? Int == 0)
-        #expect(accounts[0]["keyPath"] as? String == "m/84'/0'/0'")
-        #expect(accounts[0]["extendedPublicKey"] as? String == zpub)
-        #expect(accounts[0]["lastUsedReceiveIndex"] as? Int == 6)
-        #expect(accounts[0]["lastUsedChangeIndex"] as? Int == 0)
-        #expect(accounts[0]["receiveAddressesChecked"] as? Int == 12)
-        #expect(accounts[0]["changeAddressesChecked"] as? Int == 6)
-        let usedAddresses = try #require(accounts[0]["usedAddresses"] as? [[String: Any]])
+        #expect(accounts[0]["path"] as? String == "m/84'/0'/0'")
+        #expect(accounts[0]["xpub"] as? String == zpub)
+        #expect((accounts[0]["last_used"] as? [String: Any])?["receive"] as? Int == 6)
+        #expect((accounts[0]["last_used"] as? [String: Any])?["change"] as? Int == 0)
+        #expect(accounts[0]["receive_checked"] as? Int == 12)
+        #expect(accounts[0]["change_checked"] as? Int == 6)
+        let usedAddresses = try #require(accounts[0]["used"] as? [[String: Any]])
         #expect(usedAddresses.map { $0["address"] as? String } == [Self.used[0], Self.used[1], Self.used[2]])
-        #expect(usedAddresses.map { $0["chain"] as? Int } == [0, 0, 1])
+        #expect(usedAddresses.map { $0["chain"] as? String } == ["receive", "receive", "change"])
         #expect(usedAddresses.map { $0["index"] as? Int } == [2, 6, 0])
         #expect(usedAddresses.map { $0["path"] as? String } == ["m/84'/0'/0'/0/2", "m/84'/0'/0'/0/6", "m/84'/0'/0'/1/0"])
         let totals = try #require(root["totals"] as? [String: Any])
-        #expect(totals["addressesChecked"] as? Int == 18)
-        #expect(totals["usedAddresses"] as? Int == 3)
+        #expect(totals["addresses_checked"] as? Int == 18)
+        #expect(totals["used_addresses"] as? Int == 3)
 
         let csv = try Keyhost.run(base + ["--csv"])
         #expect(csv.status == 0)
@@ -101,6 +101,53 @@ struct DiscoverCommandTests {
             """)
     }
 
+    /// `discover --json` and `discovery.scan` share one schema: the same names at every level (JSON keeps absent
+    /// values as null, where Lua has no key at all).
+    @Test func jsonNamesAreTheLuaTableNames() throws {
+        let (dir, index) = try Self.indexFile()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let zpub = try #require(Self.wallet["zpub0"])
+        let cli = try Keyhost.run(["discover", "--xpub", zpub, "--source", "index:\(index)", "--gap-limit", "5", "--json"])
+        #expect(cli.status == 0, "\(cli.stderr)")
+        func names(_ value: Any, _ prefix: String, _ out: inout Set<String>) {
+            if let object = value as? [String: Any] {
+                for (key, inner) in object where !(inner is NSNull) {
+                    out.insert(prefix + key)
+                    names(inner, prefix + key + ".", &out)
+                }
+            } else if let array = value as? [Any], let first = array.first {
+                names(first, prefix + "[].", &out)
+            }
+        }
+        var fromJSON = Set<String>()
+        names(try json(cli.stdout), "", &fromJSON)
+        let lua = try Keyhost.run(["run", "-"], stdin: """
+            local discovery = require "keyhost.discovery"
+            local r = discovery.scan { xpub = "\(zpub)", source = "index:\(index)", gap_limit = 5 }
+            local out = {}
+            local function walk(t, prefix)
+              for k, v in pairs(t) do
+                if type(k) == "string" then
+                  out[#out + 1] = prefix .. k
+                  if type(v) == "table" then walk(v, prefix .. k .. ".") end
+                elseif k == 1 and type(v) == "table" then
+                  walk(v, prefix:sub(1, -2) .. ".[].")
+                end
+              end
+            end
+            walk(r, "")
+            table.sort(out)
+            print(table.concat(out, "\\n"))
+            """)
+        #expect(lua.status == 0, "\(lua.stderr)")
+        let fromLua = Set(lua.stdout.split(separator: "\n").map(String.init))
+        #expect(fromLua.contains("accounts.[].used.[].address"))
+        #expect(fromJSON == fromLua)
+        // Absent values are null in JSON rather than missing: this zpub's account has no number.
+        let account = try #require((try json(cli.stdout)["accounts"] as? [[String: Any]])?.first)
+        #expect(account.keys.contains("account"))
+    }
+
     @Test func mnemonicFromTheEnvironmentScansAccounts() throws {
         let (dir, index) = try Self.indexFile()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -109,9 +156,9 @@ struct DiscoverCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let accounts = try #require(try json(run.stdout)["accounts"] as? [[String: Any]])
         #expect(accounts.count == 3)   // 0 and 1 used, 2 empty
-        #expect(accounts[1]["extendedPublicKey"] as? String == Self.wallet["zpub1"])
-        #expect((accounts[1]["usedAddresses"] as? [[String: Any]])?.first?["address"] as? String == Self.used[3])
-        #expect(accounts[2]["isUsed"] as? Bool == false)
+        #expect(accounts[1]["xpub"] as? String == Self.wallet["zpub1"])
+        #expect((accounts[1]["used"] as? [[String: Any]])?.first?["address"] as? String == Self.used[3])
+        #expect(accounts[2]["is_used"] as? Bool == false)
         #expect(!run.stdout.contains("abandon") && !run.stderr.contains("abandon"))
     }
 
@@ -176,11 +223,11 @@ struct DiscoverCommandTests {
         let totalsA = try #require(a.removeValue(forKey: "totals") as? [String: Any])
         let totalsB = try #require(b.removeValue(forKey: "totals") as? [String: Any])
         #expect(NSDictionary(dictionary: a).isEqual(to: b))
-        #expect(totalsA["addressesChecked"] as? Int == totalsB["addressesChecked"] as? Int)
-        #expect(totalsA["usedAddresses"] as? Int == totalsB["usedAddresses"] as? Int)
-        let fromCheckpoint = try #require(totalsB["addressesFromCheckpoint"] as? Int)
+        #expect(totalsA["addresses_checked"] as? Int == totalsB["addresses_checked"] as? Int)
+        #expect(totalsA["used_addresses"] as? Int == totalsB["used_addresses"] as? Int)
+        let fromCheckpoint = try #require(totalsB["addresses_from_checkpoint"] as? Int)
         #expect(fromCheckpoint > 0)
-        #expect(fromCheckpoint + (totalsB["addressesQueried"] as? Int ?? -1) == totalsB["addressesChecked"] as? Int)
+        #expect(fromCheckpoint + (totalsB["addresses_queried"] as? Int ?? -1) == totalsB["addresses_checked"] as? Int)
     }
 
     @Test func luaScriptSource() throws {
