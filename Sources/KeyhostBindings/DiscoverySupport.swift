@@ -49,7 +49,9 @@ public enum DiscoverySetup {
             throw DiscoverySetupError("\(given.joined(separator: " and ")) exclude each other: give one way to choose the scheme")
         }
         let ethereumNamed = named == "ethereum" || named == "ethereum_per_index"
-        let coin = request.coin ?? request.keyFamily.map(coinOf) ?? ((request.kind == .ethereum || ethereumNamed) ? .ethereum : .bitcoin)
+        // A template names its coin in its coin-type step (m/44'/60'/…: Ethereum), as a reader of the path would take it.
+        let coin = request.coin ?? request.template.flatMap(templateCoin) ?? request.keyFamily.map(coinOf)
+            ?? ((request.kind == .ethereum || ethereumNamed) ? .ethereum : .bitcoin)
         let ethereumLike = coin.addressKinds == [.ethereum]
 
         if let template = request.template {
@@ -70,6 +72,14 @@ public enum DiscoverySetup {
         if let kind = request.kind { return try DiscoveryScheme.standard(kind, coin: coin) }
         if let family = request.keyFamily { return try DiscoveryScheme.standard(familyKind(family, coin), coin: coin) }
         return try DiscoveryScheme.standard(coin.defaultKind, coin: coin)
+    }
+
+    /// The coin of a template's second, hardened step (`m/44'/60'/{account}'/0/{index}` → Ethereum), if it names a known one.
+    static func templateCoin(_ template: String) -> Coin? {
+        let steps = template.split(separator: "/")
+        guard steps.count > 2, steps[0] == "m", let mark = steps[2].last, mark == "'" || mark == "h" || mark == "H",
+              let number = UInt32(steps[2].dropLast()) else { return nil }
+        return Coin.withSLIP44(number)
     }
 
     private static func bip(purpose: UInt32, kind: AddressKind?, coin: Coin) throws -> DiscoveryScheme {

@@ -148,6 +148,22 @@ struct DiscoverCommandTests {
         #expect(account.keys.contains("account"))
     }
 
+    /// README's `--template "m/44'/60'/{account}'/0/{index}"` finds Ethereum addresses: the template's coin-type step
+    /// names the coin when --coin is not given.
+    @Test func anEthereumTemplateDerivesEthereumAddresses() throws {
+        let dir = try Keyhost.scratch(["used.txt": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94\n"])   // m/44'/60'/0'/0/0 of the test phrase
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--template", "m/44'/60'/{account}'/0/{index}",
+                                   "--source", "index:" + dir.appendingPathComponent("used.txt").path, "--gap-limit", "3", "--json"],
+                                  environment: ["W": Self.words])
+        #expect(run.status == 0, "\(run.stderr)")
+        let root = try json(run.stdout)
+        #expect(root["coin"] as? String == "ETH")
+        #expect(root["kind"] as? String == "ethereum")
+        let used = (root["accounts"] as? [[String: Any]])?.first?["used"] as? [[String: Any]]
+        #expect(used?.first?["path"] as? String == "m/44'/60'/0'/0/0")
+    }
+
     @Test func mnemonicFromTheEnvironmentScansAccounts() throws {
         let (dir, index) = try Self.indexFile()
         defer { try? FileManager.default.removeItem(at: dir) }
