@@ -78,8 +78,11 @@ let package = Package(
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildInfo"]
         ),
+        // The commit and C library versions `keyhost --version` prints.
+        .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // Speed figures against C baselines (scripts/bench); not part of the product.
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),

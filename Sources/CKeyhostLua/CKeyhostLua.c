@@ -459,3 +459,5 @@ static int kh_c_add(lua_State *L) {
 }
 
 void kh_push_c_add(lua_State *L) { lua_pushcfunction(L, kh_c_add); }
+
+const char *kh_lua_release(void) { return LUA_RELEASE; }

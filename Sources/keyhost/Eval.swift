@@ -11,17 +11,20 @@ struct Eval: ParsableCommand {
     var code: String
 
     func run() throws {
-        try Self.evaluate(code)
+        try Self.evaluate([code])
     }
 
-    static func evaluate(_ code: String) throws {
+    /// Evaluates each chunk in turn in one state, printing what each returns.
+    static func evaluate(_ chunks: [String]) throws {
         try Failure.exitOnError {
             let state = try Host.makeState()
             let repl = try ReplSession(state: state)
-            switch try repl.evaluate(code, chunkName: "=(command line)") {
-            case .incomplete(let message): throw Failure.message(message)
-            case .failed(let message): throw Failure.message(message)
-            case .succeeded(let output): if let output { print(output) }
+            for (n, code) in chunks.enumerated() {
+                switch try repl.evaluate(code, chunkName: chunks.count == 1 ? "=(command line)" : "=(command line \(n + 1))") {
+                case .incomplete(let message): throw Failure.message(message)
+                case .failed(let message): throw Failure.message(message)
+                case .succeeded(let output): if let output { print(output) }
+                }
             }
         }
     }

@@ -14,18 +14,44 @@ struct Keyhost: ParsableCommand {
             With no command, keyhost starts the REPL when standard input is a terminal \
             and otherwise runs standard input as a script.
             """,
-        version: KeyhostModules.version,
+        version: VersionText.text,
         subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, Discover.self, TokenCommand.self]
     )
 
-    @Option(name: .customShort("e"), help: ArgumentHelp("Run CODE and print what it returns (like 'keyhost eval').", valueName: "code"))
-    var code: String?
+    @Option(name: .customShort("e"), help: ArgumentHelp(
+        "Run CODE and print what it returns (like 'keyhost eval'). Repeatable; before 'run FILE' or 'repl' it runs first, in the same state.",
+        valueName: "code"))
+    var code: [String] = []
 
     /// `keyhost run FILE [ARGS…]` is how scripts start, so it skips the argument parser, whose
     /// reflection is about half of keyhost's start-up. The parser reads this shape the same way:
     /// everything after FILE goes to the script.
     static func main() {
-        let arguments = CommandLine.arguments
+        var arguments = CommandLine.arguments
+        // `-e CODE` (repeatable) before `run FILE`, before `repl`, or alone, as the lua interpreter takes it.
+        var chunks: [String] = []
+        while arguments.count >= 2, arguments[1] == "-e" || (arguments[1].hasPrefix("-e") && arguments[1].count > 2) {
+            if arguments[1] == "-e" {
+                guard arguments.count >= 3 else { usageExit("-e needs Lua code after it: keyhost -e 'print(1)'") }
+                chunks.append(arguments[2])
+                arguments.removeSubrange(1...2)
+            } else {
+                chunks.append(String(arguments[1].dropFirst(2)))
+                arguments.remove(at: 1)
+            }
+        }
+        if !chunks.isEmpty {
+            let rest = Array(arguments.dropFirst())
+            if rest.isEmpty {
+                exitAfter { try Eval.evaluate(chunks) }
+            } else if rest[0] == "run", rest.count >= 2, rest[1] == "-" || !rest[1].hasPrefix("-") {
+                exitAfter { try Run.script(path: rest[1], arguments: Array(rest[2...]), preamble: chunks) }
+            } else if rest == ["repl"] {
+                exitAfter { try Repl.interactive(preamble: chunks) }
+            } else {
+                usageExit("-e goes alone, before 'run FILE [ARGS…]' or before 'repl'; here it is followed by '\(rest[0])'")
+            }
+        }
         if arguments.count >= 3, arguments[1] == "run", arguments[2] == "-" || !arguments[2].hasPrefix("-") {
             do {
                 try Run.script(path: arguments[2], arguments: Array(arguments[3...]))
@@ -55,8 +81,27 @@ struct Keyhost: ParsableCommand {
         }
     }
 
+    /// Runs `body` and exits with its status (1 after a reported error).
+    static func exitAfter(_ body: () throws -> Void) -> Never {
+        do {
+            try body()
+            Glibc.exit(0)
+        } catch let error as ExitCode {
+            Glibc.exit(error.rawValue)
+        } catch {
+            Failure.report(error)
+            Glibc.exit(1)
+        }
+    }
+
+    /// A command-line mistake found before the argument parser runs: exit 64, like the parser's own.
+    static func usageExit(_ message: String) -> Never {
+        Failure.writeError(Failure.json ? ErrorJSON.usage(message) + "\n" : "keyhost: \(message)\n")
+        Glibc.exit(64)
+    }
+
     func run() throws {
-        if let code {
+        if !code.isEmpty {
             try Eval.evaluate(code)
         } else if isatty(STDIN_FILENO) != 0 {
             try Repl.interactive()

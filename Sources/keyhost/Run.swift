@@ -58,7 +58,8 @@ struct Run: ParsableCommand {
         try Self.script(path: file, arguments: arguments, profile: sandbox ? .sandbox(limits) : .full)
     }
 
-    static func script(path: String, arguments: [String], profile: LuaProfile = .full) throws {
+    /// Runs the script at `path`; `preamble` chunks (`keyhost -e CODE run FILE`) run first in the same state.
+    static func script(path: String, arguments: [String], profile: LuaProfile = .full, preamble: [String] = []) throws {
         try Failure.exitOnError {
             let source: [UInt8]
             do {
@@ -72,6 +73,9 @@ struct Run: ParsableCommand {
                 array: arguments.map { .text($0) },
                 fields: [.integer(0): .text(path), .integer(-1): .text(CommandLine.arguments.first ?? "keyhost")]
             )))
+            for (n, chunk) in preamble.enumerated() {
+                try state.run(bytes: Array(chunk.utf8), chunkName: preamble.count == 1 ? "=(command line)" : "=(command line \(n + 1))", arguments: [])
+            }
             try state.run(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
         }
     }

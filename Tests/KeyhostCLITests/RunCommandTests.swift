@@ -118,7 +118,7 @@ import Testing
     @Test func versionAndHelp() throws {
         let version = try Keyhost.run(["--version"])
         #expect(version.status == 0)
-        #expect(version.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil)
+        #expect(version.stdout.range(of: #"^keyhost \d+\.\d+\.\d+ \(commit "#, options: .regularExpression) != nil)
         for command in [[], ["run"], ["eval"], ["repl"]] {
             let help = try Keyhost.run(command + ["--help"])
             #expect(help.status == 0, "\(command)")

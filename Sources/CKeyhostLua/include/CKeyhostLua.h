@@ -113,4 +113,7 @@ lua_Integer kh_maxinteger(void);
 /// A plain C function `add(a, b)`, the baseline the binding benchmark compares against.
 void kh_push_c_add(lua_State *L);
 
+/// The Lua release keyhost was compiled against ("Lua 5.4.4"); `LUA_RELEASE` is a macro Swift cannot import.
+const char *kh_lua_release(void);
+
 #endif

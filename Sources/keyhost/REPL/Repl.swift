@@ -27,11 +27,18 @@ struct Repl: ParsableCommand {
         }
     }
 
-    static func interactive() throws {
+    /// The prompt; `preamble` chunks (`keyhost -e CODE repl`) run first, their results printed.
+    static func interactive(preamble: [String] = []) throws {
         try Failure.exitOnError {
             let state = try Host.makeState()
             state.enableInterrupts()
             let session = try ReplSession(state: state)
+            for code in preamble {
+                switch try session.evaluate(code, chunkName: "=(command line)") {
+                case .incomplete(let message), .failed(let message): throw Failure.message(message)
+                case .succeeded(let output): if let output { print(output) }
+                }
+            }
             let editor = LineEditor(historyPath: History.path(), completer: session.completions)
             print("keyhost \(KeyhostModules.version) (Lua 5.4) · Ctrl-D exits, Ctrl-C interrupts")
             var pending = ""

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// The command line's own shape: `-e` as the lua interpreter takes it, `--version`, and JSON errors.
+@Suite struct CommandLineShapeTests {
+    @Test func repeatedEvaluateOptionsShareOneState() throws {
+        let run = try Keyhost.run(["-e", "x = 20", "-e", "return x + 1", "-ereturn x * 2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "21\n40\n")
+    }
+
+    @Test func evaluateOptionsRunBeforeAScript() throws {
+        let dir = try Keyhost.scratch(["s.lua": "print(greeting, ...)\nreturn 7\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Keyhost.run(["-e", "greeting = 'hi'", "run", "s.lua", "a", "-e"], cwd: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        // The script's own arguments keep their -e; the preamble's result is not printed.
+        #expect(run.stdout == "hi\ta\t-e\n")
+        let failing = try Keyhost.run(["-e", "error('early')", "run", "s.lua"], cwd: dir)
+        #expect(failing.status == 1)
+        #expect(failing.stderr.contains("early"))
+        #expect(!failing.stdout.contains("hi"))
+    }
+
+    @Test func evaluateOptionsInThePlaceOfAnythingElseAreUsageErrors() throws {
+        let misplaced = try Keyhost.run(["-e", "x = 1", "card", "list"])
+        #expect(misplaced.status == 64)
+        #expect(misplaced.stderr.contains("-e goes alone, before 'run FILE"))
+        let missing = try Keyhost.run(["-e"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("-e needs Lua code"))
+    }
+
+    @Test func versionNamesTheLibrariesAndTheCommit() throws {
+        let run = try Keyhost.run(["--version"])
+        #expect(run.status == 0)
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        // Checked against the tools themselves, not against keyhost's idea of them.
+        let git = Process()
+        git.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+        git.arguments = ["-C", Keyhost.repository.path, "rev-parse", "--short=12", "HEAD"]
+        let pipe = Pipe()
+        git.standardOutput = pipe
+        try git.run()
+        git.waitUntilExit()
+        let commit = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(lines[0].hasPrefix("keyhost "))
+        #expect(lines[0].contains("(commit \(commit)"))
+        #expect(lines[1].hasPrefix("Lua 5.4."))
+        let lua = try Keyhost.run(["-e", "return _VERSION"])
+        #expect(lines[1].hasPrefix(lua.stdout.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "\"", with: "")))
+        let pkg = Process()
+        pkg.executableURL = URL(fileURLWithPath: "/usr/bin/pkg-config")
+        pkg.arguments = ["--modversion", "libsecp256k1"]
+        let pkgOut = Pipe()
+        pkg.standardOutput = pkgOut
+        try pkg.run()
+        pkg.waitUntilExit()
+        let secp = String(decoding: pkgOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(lines[2].hasPrefix("libsecp256k1 \(secp) "))
+        #expect(lines[3].hasPrefix("OpenSSL 3."))
+        #expect(lines[4].hasPrefix("pcsc-lite 1."))
+    }
+
+    @Test func jsonErrorsCarryAKind() throws {
+        let usage = try Keyhost.run(["discover", "--json", "--coin", "xyz", "--xpub", "x", "--source", "index:x"])
+        #expect(usage.status == 64)
+        let error = try #require((try JSONSerialization.jsonObject(with: Data(usage.stderr.utf8)) as? [String: Any])?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "usage")
+        #expect((error["message"] as? String)?.contains("unknown coin") == true)
+        #expect(usage.stdout.isEmpty)
+    }
+}
