@@ -1,31 +1,61 @@
 import ArgumentParser
 import LuaRuntime
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a chunk of Lua code and print the values it returns.",
-        discussion: "An expression is accepted too: 'keyhost eval 1+1' prints 2."
+        discussion: """
+            An expression is accepted too: 'keyhost eval 1+1' prints 2. As at the REPL prompt, hd, ec, hex, card, \
+            address and hash are globals, and strings that are not text print as <32 bytes 73c5da0a…> \
+            (hex(x) gives all of it); --raw writes the returned values as io.write would, for pipes.
+            """
     )
 
     @Argument(help: ArgumentHelp("Lua code.", valueName: "code"))
     var code: String
 
+    @Flag(help: "Write the returned strings' bytes as they are (numbers as text), with no separator or newline.")
+    var raw = false
+
     func run() throws {
-        try Self.evaluate([code])
+        try Self.evaluate([code], raw: raw)
     }
 
     /// Evaluates each chunk in turn in one state, printing what each returns.
-    static func evaluate(_ chunks: [String]) throws {
+    static func evaluate(_ chunks: [String], raw: Bool = false) throws {
         try Failure.exitOnError {
             let state = try Host.makeState()
             let repl = try ReplSession(state: state)
             for (n, code) in chunks.enumerated() {
-                switch try repl.evaluate(code, chunkName: chunks.count == 1 ? "=(command line)" : "=(command line \(n + 1))") {
+                let name = chunks.count == 1 ? "=(command line)" : "=(command line \(n + 1))"
+                if raw {
+                    try writeRaw(try state.execute(code, chunkName: name))
+                    continue
+                }
+                switch try repl.evaluate(code, chunkName: name) {
                 case .incomplete(let message): throw Failure.message(message)
                 case .failed(let message): throw Failure.message(message)
                 case .succeeded(let output): if let output { print(output) }
                 }
             }
         }
+    }
+
+    private static func writeRaw(_ values: [LuaValue]) throws {
+        for value in values {
+            let bytes: [UInt8]
+            switch value {
+            case .string(let b): bytes = b
+            case .integer(let i): bytes = Array(String(i).utf8)
+            case .number(let d): bytes = Array("\(d)".utf8)
+            default: throw Failure.message("--raw writes strings and numbers only; the code returned a \(value.typeName)")
+            }
+            _ = bytes.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, stdout) }
+        }
+        fflush(stdout)
     }
 }

@@ -9,7 +9,8 @@ import Testing
         """
 
     @Test func stdlibIsFoundFromAnyWorkingDirectory() throws {
-        let run = try Keyhost.run(["eval", Self.probe], cwd: URL(fileURLWithPath: "/"))
+        // `run`, not `eval`: eval preloads keyhost.hex as a global, and a second require has no loader data.
+        let run = try Keyhost.run(["run", "-"], stdin: Self.probe, cwd: URL(fileURLWithPath: "/"))
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.first?.hasSuffix("stdlib/keyhost/hex.lua") == true)
@@ -36,12 +37,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: prefix) }
         let install = Process()
         install.executableURL = Keyhost.repository.appendingPathComponent("scripts/install")
-        install.arguments = ["--binary", Keyhost.binary.path, prefix.path]
+        install.arguments = ["--binary", Keyhost.binary.path, "--no-docs", prefix.path]
         install.standardOutput = FileHandle.nullDevice
         try install.run()
         install.waitUntilExit()
         #expect(install.terminationStatus == 0)
-        let run = try Keyhost.run(["eval", Self.probe], cwd: URL(fileURLWithPath: "/"), executable: prefix.appendingPathComponent("bin/keyhost"))
+        let run = try Keyhost.run(["run", "-"], stdin: Self.probe, cwd: URL(fileURLWithPath: "/"), executable: prefix.appendingPathComponent("bin/keyhost"))
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.hasPrefix(prefix.appendingPathComponent("share/keyhost/stdlib/keyhost/hex.lua").path + "\n"))
     }

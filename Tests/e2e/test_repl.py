@@ -206,3 +206,47 @@ def test_history_keeps_no_secret_found_by_content(repl):
     assert "91gGn1HgSap6" not in text
     assert "old\\040=\\0401" in text
     assert "x\\040=\\0401" in text and "string.format" in text and "xpub661MyMwAqRbc" in text
+
+
+def test_binary_strings_show_as_hex_and_hex_gives_all_of_it(repl):
+    child = repl("repl")
+    # SHA-256("abc") from FIPS 180-2: the value is known outside keyhost.
+    assert ask(child, 'hash.sha256("abc")') == "<32 bytes ba7816bf…>"
+    assert ask(child, 'hex(hash.sha256("abc"))') == '"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"'
+    assert ask(child, '{ digest = "\\0\\1\\2", name = "text" }') == '{digest = <3 bytes 000102>, name = "text"}'
+    assert ask(child, '"line\\n"') == '"line\\n"'
+
+
+def test_preloaded_modules_paste_the_quick_start(repl):
+    child = repl("repl")
+    assert "globals hd, ec, hex, card, address, hash" in child.before
+    child.sendline('m = hd.from_mnemonic("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about")')
+    child.expect_exact("\r\n> ")
+    # BIP84's test vector: the first receive address of the test phrase.
+    assert ask(child, 'm:derive("m/84\'/0\'/0\'/0/0"):address()') == '"bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"'
+
+
+def test_structured_errors_print_their_fields(repl):
+    child = repl("repl")
+    child.sendline('s = card.open { reader = "virtual", applet = "3.2" }; '
+                   's:init { pin = "123456", puk = "987654321098", pairing_password = "p" }; '
+                   's:auto { pin = "123456", pairing_password = "p" }')
+    child.expect_exact("\r\n> ")
+    out = ask(child, 's:verify_pin("000000")')
+    assert "wrong PIN: 2 tries left" in out
+    assert 'kind = "wrong_pin"' in out and "retries_left = 2" in out and "sw = 0x63C2" in out
+
+
+def test_ctrl_l_clears_the_screen(repl):
+    child = repl("repl")
+    child.send("\x0c")
+    child.expect(r"\x1b\[(H|2J)")
+    assert ask(child, "1 + 1") == "2"
+
+
+def test_a_history_that_cannot_be_saved_is_announced(repl, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the state folder should be")
+    child = repl("repl", extra_env={"XDG_STATE_HOME": str(blocker)})
+    assert "warning: history is not saved this session" in child.before
+    assert ask(child, "'works'") == '"works"'

@@ -6,6 +6,7 @@
 --   hex.decode("01:ab cd", { lenient = true })                 --> "\1\171\205"
 --   hex.is_hex("01ab")                    --> true
 --   print(hex.dump(bytes))                -- offset, hex bytes, ASCII column
+--   hex(bytes)                            --> hex.encode(bytes): the whole hex at the REPL prompt
 
 local M = {}
 
@@ -151,4 +152,6 @@ function M.dump(...)
   return concat(lines, "\n")
 end
 
-return M
+return setmetatable(M, {
+  __call = function(_, bytes, opts) return M.encode(bytes, opts) end,
+})

@@ -11,6 +11,10 @@
 --   * identifier keys are bare (`name = 1`), others bracketed (`["a b"] = 1`, `[true] = 1`);
 --   * strings are double-quoted; control and invalid UTF-8 bytes are escaped as `\xNN`
 --     (valid UTF-8 text is shown as is unless opts.ascii is set);
+--   * with opts.bytes = "short" (the REPL's and `keyhost eval`'s choice), a string that is not
+--     printable text (invalid UTF-8, or control bytes other than tab, newline and return) shows
+--     as `<32 bytes 73c5da0a…>`, the first 4 bytes in hex; opts.bytes = "full" shows all of it
+--     (`<4 bytes 73c5da0a>`); the default quotes it with `\xNN` escapes;
 --   * integers and floats stay distinct (`1` vs `1.0`), `math.huge`, `-math.huge`, `0/0`;
 --   * a table printed more than once is tagged at its first appearance, `<table 1>{...}`,
 --     and later shown as `<table 1>` (a shared reference) or `<cycle 1>` (a reference
@@ -124,6 +128,25 @@ local function quote(s, ascii)
 end
 M.quote = function(s, opts) return quote(s, opts and opts.ascii) end
 
+--- Whether s reads as text: valid UTF-8 without control bytes other than tab, newline and carriage return.
+local function is_text(s)
+  if find(s, "[%z\1-\8\11\12\14-\31\127]") then return false end
+  return utf8.len(s) ~= nil
+end
+M.is_text = is_text
+
+-- `<32 bytes 73c5da0a…>`: what a person reads a key, hash or signature as.
+local function bytes_view(s, full)
+  local shown = full and #s or math.min(#s, 4)
+  local digits = sub(s, 1, shown):gsub(".", function(c) return format("%02x", byte(c)) end)
+  return format("<%d byte%s %s%s>", #s, #s == 1 and "" or "s", digits, shown < #s and "…" or "")
+end
+
+local function show_string(s, o)
+  if o.bytes and s ~= "" and not is_text(s) then return bytes_view(s, o.bytes == "full") end
+  return quote(s, o.ascii)
+end
+
 local function safe_tostring(v)
   local ok, s = pcall(tostring, v)
   if ok then
@@ -185,10 +208,15 @@ local function normalize_opts(opts)
   if type(width) ~= "number" then
     error("inspect: opts.width must be a number, got " .. type(width), 3)
   end
+  local bytes = opts.bytes
+  if bytes ~= nil and bytes ~= false and bytes ~= "short" and bytes ~= "full" then
+    error("inspect: opts.bytes must be \"short\", \"full\" or false, got " .. tostring(bytes), 3)
+  end
   return {
     depth = depth, indent = indent, width = width,
     metatables = opts.metatables and true or false,
     ascii = opts.ascii and true or false,
+    bytes = bytes or nil,
   }
 end
 
@@ -232,7 +260,7 @@ local function build_tree(root, o)
     local tk = type(k)
     if tk == "string" then
       if is_identifier(k) then return k end
-      return "[" .. quote(k, o.ascii) .. "]"
+      return "[" .. show_string(k, o) .. "]"
     elseif tk == "number" then
       return "[" .. format_number(k) .. "]"
     end
@@ -241,7 +269,7 @@ local function build_tree(root, o)
 
   function build(v, level)
     local tv = type(v)
-    if tv == "string" then return quote(v, o.ascii) end
+    if tv == "string" then return show_string(v, o) end
     if tv == "number" then return format_number(v) end
     if tv == "nil" or tv == "boolean" then return tostring(v) end
     if has_tostring(v) then return safe_tostring(v) end
@@ -391,6 +419,16 @@ function M.values(...)
   local parts = {}
   for i = 1, n do
     parts[i] = inspect((select(i, ...)))
+  end
+  return concat(parts, "\t")
+end
+
+--- Like values, with options first: `inspect.values_with({bytes = "short"}, ...)`.
+function M.values_with(opts, ...)
+  local n = select("#", ...)
+  local parts = {}
+  for i = 1, n do
+    parts[i] = inspect((select(i, ...)), opts)
   end
   return concat(parts, "\t")
 end

@@ -3,8 +3,8 @@
 -- as a request for more input.
 local inspect = require "keyhost.inspect"
 
-local load, xpcall, select, type, tostring, next, rawget =
-  load, xpcall, select, type, tostring, next, rawget
+local load, xpcall, select, type, tostring, next, rawget, ipairs =
+  load, xpcall, select, type, tostring, next, rawget, ipairs
 -- keyhost's objects hide their metatables (__metatable = false); the REPL looks behind that.
 local getmetatable = (debug and debug.getmetatable) or getmetatable
 local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.concat
@@ -12,10 +12,38 @@ local traceback = debug.traceback
 
 local M = {}
 
+--- How results print: strings that are not text as `<32 bytes 73c5da0a…>` (bytes = "full" for all of it).
+M.options = { bytes = "short" }
+
+-- A structured error's fields under its message: `kind = "wrong_pin", retries_left = 2, sw = 0x63C2, …`.
+local function error_fields(err)
+  local names = {}
+  for key in next, err do
+    if type(key) == "string" and key ~= "message" then names[#names + 1] = key end
+  end
+  if #names == 0 then return "" end
+  sort(names)
+  local parts = {}
+  for i, name in ipairs(names) do
+    local value = rawget(err, name)
+    if name == "sw" and math.type(value) == "integer" then
+      parts[i] = ("sw = 0x%04X"):format(value)
+    else
+      parts[i] = name .. " = " .. inspect(value, { bytes = "short", depth = 1, width = 60 })
+    end
+  end
+  return "\n  " .. concat(parts, ", ")
+end
+
 local function message_handler(err)
   if type(err) ~= "string" then
     local mt = getmetatable(err)
-    if mt and mt.__tostring then return tostring(err) end
+    if mt and mt.__tostring then
+      local text = tostring(err)
+      if type(err) == "table" then text = text .. error_fields(err) end
+      return text
+    end
+    if type(err) == "table" and type(rawget(err, "message")) == "string" then return rawget(err, "message") .. error_fields(err) end
     err = ("(error object is a %s value)"):format(type(err))
   end
   -- The frames below the user's chunk are the REPL's own: leave them out.
@@ -44,7 +72,7 @@ function M.eval(source, chunkname)
   end
   local results = pack(xpcall(fn, message_handler))
   if not results[1] then return "error", results[2] end
-  if results.n > 1 then return "ok", inspect.values(unpack(results, 2, results.n)) end
+  if results.n > 1 then return "ok", inspect.values_with(M.options, unpack(results, 2, results.n)) end
   return "ok"
 end
 

@@ -38,13 +38,28 @@ final class LineEditor {
                            { editor, _ in LineEditor.complete(editor) })
         kh_el_bind(editor, LineEditor.wide("^I"), LineEditor.wide("keyhost-complete"))
         // The keys people expect from readline.
-        for (key, command) in [("^R", "em-inc-search-prev"), ("\\e[1~", "ed-move-to-beg"), ("\\e[4~", "ed-move-to-end"),
+        for (key, command) in [("^R", "em-inc-search-prev"), ("^L", "ed-clear-screen"), ("\\e[1~", "ed-move-to-beg"), ("\\e[4~", "ed-move-to-end"),
                                ("\\e[H", "ed-move-to-beg"), ("\\e[F", "ed-move-to-end"), ("\\e[3~", "ed-delete-next-char")] {
             kh_el_bind(editor, LineEditor.wide(key), LineEditor.wide(command))
         }
         el_source(editor, nil)  // ~/.editrc, as other libedit programs do
-        if let historyPath, History.prepare(historyPath) { History.load(historyPath, into: history) }
+        if let historyPath {
+            if let problem = History.prepare(historyPath) {
+                saveFailed = true
+                LineEditor.warn("history is not saved this session: \(historyPath): \(problem)")
+            } else {
+                History.load(historyPath, into: history)
+            }
+        } else {
+            saveFailed = true
+            LineEditor.warn("history is not saved this session: neither XDG_STATE_HOME nor HOME is set")
+        }
     }
+
+    /// Whether saving the history already failed (warned once, not at every line).
+    private var saveFailed = false
+
+    static func warn(_ text: String) { Failure.writeError("keyhost: warning: " + text + "\n") }
 
     deinit {
         el_end(editor)
@@ -80,8 +95,11 @@ final class LineEditor {
     func record(_ statement: String) {
         guard History.shouldRecord(statement) else { return }
         LineEditor.wide(statement).withUnsafeBufferPointer { _ = kh_history_enter(history, $0.baseAddress) }
-        if let historyPath {
-            _ = kh_history_save(history, historyPath)
+        if let historyPath, !saveFailed {
+            if kh_history_save(history, historyPath) < 0 {
+                saveFailed = true
+                LineEditor.warn("could not save the history to \(historyPath); later lines of this session are not saved")
+            }
             chmod(historyPath, 0o600)
         }
     }
@@ -169,20 +187,21 @@ enum History {
         return String(cString: home) + "/.local/state/keyhost/history"
     }
 
-    /// Creates the folders (0700) and the file (0600); false if that is impossible. The history's own folder
-    /// is made 0700 even when it already existed with a wider mode.
-    static func prepare(_ path: String) -> Bool {
+    /// Creates the folders (0700) and the file (0600); what went wrong if that is impossible, else nil. The
+    /// history's own folder is made 0700 even when it already existed with a wider mode.
+    static func prepare(_ path: String) -> String? {
+        func problem(_ what: String) -> String { "\(what): \(String(cString: strerror(errno)))" }
         var folder = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             folder += "/" + component
-            if mkdir(folder, 0o700) != 0 && errno != EEXIST { return false }
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST { return problem("cannot create \(folder)") }
         }
-        guard chmod(folder, 0o700) == 0 else { return false }
+        guard chmod(folder, 0o700) == 0 else { return problem("cannot make \(folder) private") }
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return problem("cannot open it for writing") }
         fchmod(fd, 0o600)
         close(fd)
-        return true
+        return nil
     }
 
     /// Loads the saved history (the file libedit writes), leaving out, and removing from the file, any entry

@@ -40,7 +40,7 @@ struct Repl: ParsableCommand {
                 }
             }
             let editor = LineEditor(historyPath: History.path(), completer: session.completions)
-            print("keyhost \(KeyhostModules.version) (Lua 5.4) · Ctrl-D exits, Ctrl-C interrupts")
+            print("keyhost \(KeyhostModules.version) (Lua 5.4) · globals \(ReplSession.preloaded.joined(separator: ", ")) · Ctrl-D exits, Ctrl-C interrupts")
             var pending = ""
             while true {
                 switch editor.readLine(prompt: pending.isEmpty ? "> " : ">> ") {

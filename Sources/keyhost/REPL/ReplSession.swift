@@ -12,8 +12,15 @@ struct ReplSession {
     private let evalFunction: LuaReference
     private let completeFunction: LuaReference
 
-    init(state: LuaState) throws {
+    /// The modules the REPL and eval make globals, so README's snippets paste line by line.
+    static let preloaded = ["hd", "ec", "hex", "card", "address", "hash"]
+
+    init(state: LuaState, preload: Bool = true) throws {
         self.state = state
+        if preload {
+            let lines = ReplSession.preloaded.map { "\($0) = require 'keyhost.\($0)'" }.joined(separator: "\n")
+            _ = try state.execute(lines, chunkName: "=preload")
+        }
         let module = try state.execute("return require 'keyhost.repl'", chunkName: "=repl")
         guard case .table(let fields)? = module.first,
             case .reference(let eval) = fields["eval"], case .reference(let complete) = fields["complete"]
