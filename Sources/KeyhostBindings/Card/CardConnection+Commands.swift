@@ -23,6 +23,13 @@ extension CardConnection {
 
     var isV1: Bool { selectInfo.secureChannelVersion == .v1 }
 
+    /// What tells this card from others, in hex as `keyhost card info` prints it: the instance UID (3.x), else the
+    /// identity public key of the card's certificate (4.x cards answer SELECT without an instance UID). nil for a blank 3.x card.
+    public var cardIdentifier: String? {
+        if let uid = selectInfo.instanceUID { return Hex.encode(uid) }
+        return selectInfo.identityCertificate.map { Hex.encode($0.identityKey.compressed) }
+    }
+
     /// The applet of a 4.x card refusing a 3.x-only command (`pair`, `unpair`, `change-pairing-password`).
     public func requireV1(_ what: String) throws {
         guard isV1 else {
@@ -73,6 +80,7 @@ extension CardConnection {
             var result = CardResult()
             result.append("applet", .text("\(info.version)"))
             result.append("instance_uid", .optional(info.instanceUID))
+            result.append("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed))
             result.append("secure_channel", .integer(Int(info.secureChannelVersion.rawValue)))
             result.append("pairing_index", .optional(pairingIndex))
             return result
@@ -133,13 +141,15 @@ extension CardConnection {
     }
 
     /// FACTORY RESET: keys, PIN, PUK and pairings are erased; this host's stored pairing is forgotten.
-    /// The caller confirms first. `{instance_uid, initialized}`.
+    /// The caller confirms first. `{instance_uid, identity_public_key, initialized}` (the card's identity before the reset).
     public func factoryReset() throws -> CardResult {
         try commandLineCall("FACTORY RESET") {
             let uid = selectInfo.instanceUID
+            let identity = selectInfo.identityCertificate?.identityKey.compressed
             try session.factoryReset(card)
             let info = try session.info(card)
-            return CardResult([CardField("instance_uid", .optional(uid)), CardField("initialized", .bool(info.isInitialized))])
+            return CardResult([CardField("instance_uid", .optional(uid)), CardField("identity_public_key", .optional(identity)),
+                               CardField("initialized", .bool(info.isInitialized))])
         }
     }
 

@@ -12,14 +12,15 @@ struct CardFactoryReset: ParsableCommand {
         abstract: "FACTORY RESET: erase the card's keys, PIN, PUK and pairings (it becomes blank). Irreversible.",
         discussion: """
             Needs confirmation: on a terminal keyhost asks for it; scripts pass --confirm with the card's instance UID \
-            (as 'keyhost card info' prints it), which must match the card in the reader. Without either it refuses. \
-            No PIN is needed: the card accepts FACTORY RESET from anyone holding it. JSON: {instance_uid, initialized}.
+            (3.x) or identity public key (4.x cards have no instance UID), as 'keyhost card info' prints them, which must \
+            match the card in the reader. Without either it refuses. No PIN is needed: the card accepts FACTORY RESET \
+            from anyone holding it. JSON: {instance_uid, identity_public_key, initialized}.
             """
     )
 
     @OptionGroup var card: CardSessionOptions
 
-    @Option(help: ArgumentHelp("The instance UID of the card to erase (hex, from 'keyhost card info'); no question is asked.", valueName: "uid"))
+    @Option(help: ArgumentHelp("The card to erase: its instance UID, or on 4.x its identity public key (hex, from 'keyhost card info'); no question is asked.", valueName: "id"))
     var confirm: String?
 
     @Flag(help: "Print JSON.")
@@ -27,20 +28,23 @@ struct CardFactoryReset: ParsableCommand {
 
     func run() throws {
         try runCardCommand(card, json: json, access: .selected, requirement: .initialized, human: { result in
-            ["factory reset the card \(result.text("instance_uid")): it is blank now"]
+            ["factory reset the card: it is blank now"]
         }) { connection in
-            let uid = connection.selectInfo.instanceUID.map(hexString) ?? ""
+            guard let id = connection.cardIdentifier else {
+                throw Failure.kind("failed", "the card in \(connection.readerName) tells neither an instance UID nor an identity key to confirm with")
+            }
+            let what = connection.selectInfo.instanceUID == nil ? "identity public key" : "instance UID"
             if let confirm {
-                guard confirm.lowercased() == uid else {
-                    throw Failure.kind("not_confirmed", "--confirm \(confirm) is not the instance UID of the card in \(connection.readerName) "
-                                       + "(\(uid)); nothing was erased")
+                guard confirm.lowercased() == id else {
+                    throw Failure.kind("not_confirmed", "--confirm \(confirm) is not the \(what) of the card in \(connection.readerName) "
+                                       + "(\(id)); nothing was erased")
                 }
             } else {
-                switch TerminalQuestion.ask("Factory reset erases the keys, PIN, PUK and pairings of Keycard \(uid) in \(connection.readerName). "
+                switch TerminalQuestion.ask("Factory reset erases the keys, PIN, PUK and pairings of the Keycard with \(what) \(id) in \(connection.readerName). "
                                             + "Type yes to erase it: ") {
                 case nil:
                     throw Failure.kind("not_confirmed", "factory reset needs confirmation: run keyhost card factory-reset on a terminal to be asked, "
-                                       + "or pass --confirm <instance UID> (keyhost card info prints it); nothing was erased")
+                                       + "or pass --confirm <instance UID> (on 4.x: <identity public key>; keyhost card info prints them); nothing was erased")
                 case let answer? where answer.lowercased() == "yes":
                     break
                 default:
