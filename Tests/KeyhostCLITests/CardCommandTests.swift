@@ -7,7 +7,7 @@ import Testing
 @Suite struct CardCommandTests {
     static let words = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
     static let pin = "123456", puk = "987654321098", password = "KeycardTest"
-    static let secrets = [pin, puk, password, "654321", "111111", "222222222222", "NewPairing9"]
+    static let secrets = [pin, puk, password, "654321", "111111", "222222222222", "NewPairing9", "246810"]
 
     /// A scratch folder with its own pairing store, and the card state file in it.
     struct Bench {
@@ -270,6 +270,24 @@ import Testing
             let example = try #require(documented[command], "docs/json.md has no example for keyhost card \(command)")
             #expect(Set(example.keys) == Set(output.keys), "keyhost card \(command): documented \(example.keys.sorted()), printed \(output.keys.sorted())")
         }
+    }
+
+    /// `init --duress-pin`: the user's PIN opens the real wallet (bip-utils' keys), the duress PIN the decoy;
+    /// a duress PIN equal to the PIN is refused before anything is sent.
+    @Test(arguments: ["3.2", "4.0"])
+    func duressPINOpensTheDecoyOnly(applet: String) throws {
+        let bench = try Bench()
+        defer { try? FileManager.default.removeItem(at: bench.dir) }
+        let same = try bench.error(["init", "--applet", applet, "--duress-pin"], ["KEYHOST_DURESS_PIN": Self.pin])
+        #expect(same["kind"] as? String == "invalid_argument")
+        #expect((same["message"] as? String)?.contains("duress PIN (KEYHOST_DURESS_PIN) equals the PIN") == true)
+        _ = try bench.json(["init", "--applet", applet, "--duress-pin"], ["KEYHOST_DURESS_PIN": "246810"])
+        _ = try bench.json(["load-seed"], ["KEYHOST_MNEMONIC": Self.words])
+        let path = "m/44'/60'/0'/0/0"
+        let want = try #require(try Self.oracleKeys([path])[path]?["public_key"])
+        #expect(try bench.json(["export-key", "--path", path])["public_key"] as? String == want)
+        let decoy = try bench.json(["export-key", "--path", path], ["KEYHOST_PIN": "246810"])["public_key"] as? String
+        #expect(decoy != nil && decoy != want)
     }
 
     @Test func secretsAreNeverOptions() throws {

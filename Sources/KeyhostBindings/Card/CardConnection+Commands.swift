@@ -30,10 +30,11 @@ extension CardConnection {
         return selectInfo.identityCertificate.map { Hex.encode($0.identityKey.compressed) }
     }
 
-    /// The applet of a 4.x card refusing a 3.x-only command (`pair`, `unpair`, `change-pairing-password`).
-    public func requireV1(_ what: String) throws {
+    /// Refuses a 3.x-only command (`pair`, `unpair`, `change-pairing-password`) on a 4.x card, before any secret is asked.
+    public func requireV1(_ command: String) throws {
         guard isV1 else {
-            throw CardLuaError(kind: "unsupported", "applet \(selectInfo.version) does not pair (secure channel v2 needs no pairing), so there is nothing to \(what)")
+            throw CardLuaError(kind: "unsupported", "applet \(selectInfo.version) does not pair (its secure channel v2 needs no pairing): "
+                               + "keyhost card \(command) is for applet 3.x cards")
         }
     }
 

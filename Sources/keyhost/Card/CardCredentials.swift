@@ -73,7 +73,7 @@ struct CardChangePairingPassword: ParsableCommand {
 
     func run() throws {
         try runCardCommand(card, json: json, access: .selected, requirement: .initialized, human: { _ in ["pairing password changed"] }) { connection in
-            try connection.requireV1("change the pairing password of")
+            try connection.requireV1("change-pairing-password")
             try connection.open(.pinVerified)
             return try connection.changePairingPassword()
         }

@@ -40,9 +40,14 @@ struct CardSessionOptions: ParsableArguments {
             throw Failure.kind("not_found", "no software card state at \(cardState); create one with "
                                + "keyhost card init --reader virtual --card-state \(cardState) [--applet 3.2|4.0]")
         }
-        return try CardConnection(reader: reader, cardState: cardState, newCardApplet: try appletVersion(), readers: [PCSCReaders()],
-                                  pin: nil, pairingPassword: nil, virtualHint: Self.virtualHint, access: access,
-                                  requirement: requirement, commandLine: true)
+        do {
+            return try CardConnection(reader: reader, cardState: cardState, newCardApplet: try appletVersion(), readers: [PCSCReaders()],
+                                      pin: nil, pairingPassword: nil, virtualHint: Self.virtualHint, access: access,
+                                      requirement: requirement, commandLine: true)
+        } catch let error as CardSetupError {
+            // No reader, no such reader, several matching: the kind Lua's card.open uses for them.
+            throw Failure.kind("no_reader", error.description)
+        }
     }
 }
 
