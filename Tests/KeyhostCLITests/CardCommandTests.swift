@@ -290,6 +290,49 @@ import Testing
         #expect(decoy != nil && decoy != want)
     }
 
+    /// Pairings go to the pairing store (0600) and are reused; `unpair` frees slots, and forgets the stored one when it was ours.
+    @Test func pairingSlotsAreReusedAndFreed() throws {
+        let bench = try Bench()
+        defer { try? FileManager.default.removeItem(at: bench.dir) }
+        var other = bench
+        other.env["XDG_STATE_HOME"] = bench.dir.appendingPathComponent("other-host").path
+        func freeSlots() throws -> Int? { try bench.json(["info"])["free_pairing_slots"] as? Int }
+
+        let own = try #require(try bench.json(["init", "--applet", "3.2"])["pairing_index"] as? Int)
+        #expect(try freeSlots() == 9)
+        for _ in 0..<3 { _ = try bench.json(["verify-pin"]) }
+        #expect(try freeSlots() == 9, "a stored pairing is reused, not a new slot taken")
+        let store = bench.dir.appendingPathComponent("state/keyhost/pairings.json").path
+        let attributes = try FileManager.default.attributesOfItem(atPath: store)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let stored = try String(contentsOfFile: store, encoding: .utf8)
+        #expect(!stored.contains(Self.password) && !stored.contains(Self.pin))
+
+        let second = try other.json(["pair"])
+        #expect(second["new_pairing"] as? Bool == true)
+        let theirs = try #require(second["pairing_index"] as? Int)
+        #expect(theirs != own)
+        #expect(try freeSlots() == 8)
+
+        let freed = try bench.json(["unpair", "--others"])
+        #expect((freed["unpaired"] as? [Int])?.contains(theirs) == true)
+        #expect((freed["unpaired"] as? [Int])?.contains(own) == false)
+        #expect(freed["forgot_stored_pairing"] as? Bool == false)
+        #expect(try freeSlots() == 9)
+
+        // The other host's stored pairing is rejected now: it is dropped and the card paired again.
+        let again = try other.json(["pair"])
+        #expect(again["new_pairing"] as? Bool == true)
+        let index = try #require(again["pairing_index"] as? Int)
+        let one = try bench.json(["unpair", "--index", String(index)])
+        #expect(one["unpaired"] as? [Int] == [index])
+        #expect(one["forgot_stored_pairing"] as? Bool == false)
+        let mine = try bench.json(["unpair"])
+        #expect(mine["unpaired"] as? [Int] == [own])
+        #expect(mine["forgot_stored_pairing"] as? Bool == true)
+        #expect(try freeSlots() == 10)
+    }
+
     @Test func secretsAreNeverOptions() throws {
         let bench = try Bench()
         defer { try? FileManager.default.removeItem(at: bench.dir) }

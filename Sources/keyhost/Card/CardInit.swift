@@ -12,7 +12,7 @@ struct CardInit: ParsableCommand {
             --duress-pin it sends six random digits nobody knows, and a PUK that starts with the PIN is refused. \
             A 3.x card is paired right away and the pairing stored, so later commands reuse it. With --reader virtual \
             --card-state FILE a missing FILE becomes a new blank software card (--applet 3.2 or 4.0). \
-            JSON: {applet, instance_uid, secure_channel, pairing_index}.
+            JSON: {applet, instance_uid, identity_public_key, secure_channel, pairing_index} (4.x cards: no instance UID, 3.x: no identity key).
             """
     )
 

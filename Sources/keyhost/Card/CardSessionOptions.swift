@@ -54,8 +54,8 @@ struct CardSessionOptions: ParsableArguments {
 /// The help paragraph on where a command's secrets come from.
 func secretsHelp(_ variables: [String], extra: String = "") -> String {
     "Secrets are never taken on the command line: \(variables.joined(separator: ", ")) "
-        + "\(variables.count == 1 ? "is" : "are") read from the environment, else asked on the terminal without echo. "
-        + extra
+        + "\(variables.count == 1 ? "is" : "are") read from the environment, else asked on the terminal without echo."
+        + (extra.isEmpty ? "" : " " + extra)
 }
 
 /// Runs one card command: connect, do `body`, print its result (JSON with `--json`, else `human`), close the card.
