@@ -69,7 +69,9 @@ extension CardConnection {
             let pin = try CardSecret.pin.resolve(setting: true)
             let puk = try CardSecret.puk.resolve(setting: true)
             let duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
-            try DuressPIN.checkCommandLine(pin: pin.revealedBytes(), puk: puk.revealedBytes(), duress: duress?.revealedBytes())
+            var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes(), duressBytes = duress?.revealedBytes()
+            defer { zero(&pinBytes); zero(&pukBytes); if duressBytes != nil { zero(&duressBytes!) } }
+            try DuressPIN.checkCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
             let password = isV1 ? try CardSecret.pairingPassword.resolve(setting: true) : nil
             try session.initialize(card, pin: pin, puk: puk, pairingPassword: password, duress: duress,
                                    pinRetries: pinRetries, pukRetries: pukRetries)
