@@ -37,16 +37,17 @@ public final class CardConnection {
     public let readerName: String
     /// What SELECT answered when the connection was made.
     public let selectInfo: ApplicationInfo
-    let isVirtual: Bool
 
     /// - Parameters:
     ///   - reader: "virtual", a reader name (or a unique part of one), a number as `keyhost card list` prints it, or nil/"" for the first real reader.
     ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
     ///   - virtualHint: how the command's options pick the software card, for messages (`--card virtual --card-state FILE`).
-    /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     ///   - newCardApplet: for a virtual card whose state file does not exist yet, the applet to emulate (3.2 when nil);
     ///     an existing state file holding another applet is refused.
     ///   - access, requirement: how far to open the card, and what it must hold.
+    ///   - commandLine: word hints and missing-secret errors for `keyhost card …` rather than for Lua, and throw
+    ///     structured errors (`no_key`, `not_initialized`) instead of `CardSetupError` for the card's state.
+    /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, newCardApplet: AppletVersion? = nil, readers: [CardReaderSource],
                 pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey] = [], virtualHint: String,
                 access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey, commandLine: Bool = false) throws {
@@ -134,7 +135,6 @@ public final class CardConnection {
         }
         session = object
         self.card = card
-        self.isVirtual = isVirtual
         selectInfo = info
     }
 
