@@ -8,29 +8,57 @@ public struct CardSetupError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// A Keycard opened for a command (`keyhost discover --card`, `keyhost token wallet init --card`, `keyhost token run`):
-/// connected, secure channel open, PIN verified. Secrets come from the given bytes, else `KEYHOST_PIN` /
-/// `KEYHOST_PAIRING_PASSWORD`, else a prompt on the terminal with echo off; pairings live in the usual pairing store.
+/// How far `CardConnection` takes the card before handing it over.
+public enum CardAccess: Sendable {
+    /// SELECTed only (`keyhost card info`, `init`, `pair`, `factory-reset`).
+    case selected
+    /// Secure channel open: on 3.x with this host's stored pairing, else a new one (pairing password needed).
+    case secureChannel
+    /// Secure channel open and PIN verified.
+    case pinVerified
+}
+
+/// What the card must hold for the command to make sense; checked right after SELECT.
+public enum CardRequirement: Sendable {
+    case anything
+    case initialized
+    case masterKey
+}
+
+/// A Keycard opened for a command (`keyhost card …`, `keyhost discover --card`, `keyhost token wallet init --card`,
+/// `keyhost token run`): connected, and as far as `access` says (by default secure channel open and PIN verified).
+/// Secrets come from the given bytes, else `KEYHOST_PIN` / `KEYHOST_PAIRING_PASSWORD`, else a prompt on the terminal
+/// with echo off; pairings live in the usual pairing store. The session logic is the Lua binding's (`s:auto`, `s:init`, …).
 public final class CardConnection {
     let session: CardSessionObject
     private let counter: CountingChannel
     /// The command set over the open, PIN-verified secure channel.
     public let card: KeycardCommandSet
     public let readerName: String
+    /// What SELECT answered when the connection was made.
+    public let selectInfo: ApplicationInfo
 
     /// - Parameters:
     ///   - reader: "virtual", a reader name (or a unique part of one), a number as `keyhost card list` prints it, or nil/"" for the first real reader.
     ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
     ///   - virtualHint: how the command's options pick the software card, for messages (`--card virtual --card-state FILE`).
+    ///   - newCardApplet: for a virtual card whose state file does not exist yet, the applet to emulate (3.2 when nil);
+    ///     an existing state file holding another applet is refused.
+    ///   - access, requirement: how far to open the card, and what it must hold.
+    ///   - commandLine: word hints and missing-secret errors for `keyhost card …` rather than for Lua, and throw
+    ///     structured errors (`no_key`, `not_initialized`) instead of `CardSetupError` for the card's state.
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
-    public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
-                trustedCAKeys: [PublicKey] = [], virtualHint: String) throws {
+    public init(reader: String?, cardState: String?, newCardApplet: AppletVersion? = nil, readers: [CardReaderSource],
+                pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey] = [], virtualHint: String,
+                access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey, commandLine: Bool = false) throws {
         let wanted = (reader ?? "").trimmingCharacters(in: .whitespaces)
         var base: CardChannel
         var virtualCard: SoftKeycard?
         let isVirtual = wanted.lowercased() == CardModule.virtualReader
         if isVirtual {
-            let card = try cardCall(nil) { try VirtualCards.open(state: cardState, options: SoftKeycardOptions(), appletGiven: false) }
+            var options = SoftKeycardOptions()
+            if let newCardApplet { options.appletVersion = newCardApplet }
+            let card = try cardCall(nil) { try VirtualCards.open(state: cardState, options: options, appletGiven: newCardApplet != nil) }
             virtualCard = card
             base = card
             readerName = CardModule.virtualReader
@@ -77,16 +105,37 @@ public final class CardConnection {
         let name = readerName
         let object = CardSessionObject(readerName: name, card: card, virtualCard: virtualCard, recorder: nil, recordPath: nil,
                                        tracer: tracer, store: store)
-        let info = try cardCall("SELECT") { try object.select(card) }
-        guard info.isInitialized else {
-            throw CardSetupError(isVirtual
-                ? "the virtual card is blank: give the state file of a software card set up with keyhost.card (init, load_seed): \(virtualHint)"
-                : "the card in \(name) is not initialised; set it up first")
+        if commandLine {
+            object.pinInput = SecretInput.pin.forCommandLine
+            object.passwordInput = SecretInput.pairingPassword.forCommandLine
         }
-        guard info.hasMasterKey else { throw CardSetupError("the card in \(name) has no key loaded; load or generate one first") }
-        _ = try cardCall(nil) { try object.auto(card, pin: pin, password: pairingPassword) }
+        let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = commandLine ? commandLineCall : cardCall
+        let info = try call("SELECT") { try object.select(card) }
+        if requirement != .anything {
+            guard info.isInitialized else {
+                if commandLine {
+                    throw CardLuaError(kind: "not_initialized", isVirtual
+                        ? "the virtual card is blank; set it up with keyhost card init \(virtualHint)"
+                        : "the card in \(name) is not initialised; set it up with keyhost card init")
+                }
+                throw CardSetupError(isVirtual
+                    ? "the virtual card is blank: give the state file of a software card set up with keyhost.card (init, load_seed): \(virtualHint)"
+                    : "the card in \(name) is not initialised; set it up first")
+            }
+        }
+        if requirement == .masterKey && !info.hasMasterKey {
+            let hint = commandLine ? "load one with keyhost card load-seed or generate one with keyhost card generate-key" : "load or generate one first"
+            if commandLine { throw CardLuaError(kind: "no_key", "the card in \(name) has no key loaded; \(hint)") }
+            throw CardSetupError("the card in \(name) has no key loaded; \(hint)")
+        }
+        switch access {
+        case .selected: break
+        case .secureChannel: _ = try call(nil) { _ = try object.openChannel(card, password: pairingPassword); return info }
+        case .pinVerified: _ = try call(nil) { _ = try object.auto(card, pin: pin, password: pairingPassword); return info }
+        }
         session = object
         self.card = card
+        selectInfo = info
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).

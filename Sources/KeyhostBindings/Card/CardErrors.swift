@@ -148,3 +148,34 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
 func cardCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
     do { return try body() } catch { throw CardLuaError.from(error, command: command) }
 }
+
+extension CardLuaError {
+    /// The same error for `keyhost card …`: hints that name Lua methods (`s:unblock_pin(…)`) name the command instead.
+    /// Kind, status word, retries and command stay as they are, so `--json` errors match Lua's.
+    var forCommandLine: CardLuaError {
+        let text: String
+        switch kind {
+        case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
+        case "no_free_slot":
+            text = "no free pairing slot: free slots with 'keyhost card unpair --others' from a host that is paired, or factory reset the card"
+        case "not_initialized": text = "the card is not initialised; set it up with keyhost card init"
+        case "channel_reset": text = "the card reset the secure channel; run the command again"
+        case "channel_not_open": text = "\(command ?? "the command") needs an open secure channel; run the command again"
+        case "not_paired": text = "no pairing with this card: pair with keyhost card pair"
+        case "pairing_rejected": text = "the card does not know this pairing (slot freed or card reset); pair again with keyhost card pair"
+        default: return self
+        }
+        return CardLuaError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command)
+    }
+}
+
+/// Runs `body` for a command-line command: card-stack errors become structured errors worded for the command line.
+func commandLineCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch {
+        let mapped = CardLuaError.from(error, command: command)
+        if let card = mapped as? CardLuaError { throw card.forCommandLine }
+        throw mapped
+    }
+}

@@ -15,6 +15,9 @@ final class CardSessionObject: LuaObject {
     let tracer: TracingChannel?
     let store: PairingStore
     private(set) var pinVerified = false
+    /// Where `auto` and `openChannel` take secrets the caller did not pass (the command line words its hints differently).
+    var pinInput = SecretInput.pin
+    var passwordInput = SecretInput.pairingPassword
     private var recordingWritten = false
 
     init(readerName: String, card: KeycardCommandSet, virtualCard: SoftKeycard?, recorder: RecordingChannel?, recordPath: String?,
@@ -120,6 +123,14 @@ final class CardSessionObject: LuaObject {
 
     /// SELECT, pair or reuse the stored pairing, open the secure channel, verify the PIN.
     func auto(_ card: KeycardCommandSet, pin: [UInt8]?, password: [UInt8]?) throws -> LuaTable {
+        let result = try openChannel(card, password: password)
+        let secretPIN = try pinInput.resolve(pin)
+        try verifyPIN(card, secretPIN)
+        return result
+    }
+
+    /// SELECT, pair or reuse the stored pairing (3.x), open the secure channel: `s:auto` without the PIN.
+    func openChannel(_ card: KeycardCommandSet, password: [UInt8]?) throws -> LuaTable {
         let info = try select(card)
         guard info.isInitialized else { throw KeycardError.notInitialized }
         var result = LuaTable(["applet": .text("\(info.version)"), "secure_channel": .integer(Int64(info.secureChannelVersion.rawValue))])
@@ -139,7 +150,7 @@ final class CardSessionObject: LuaObject {
                 }
             }
             if !reused {
-                let secret = try SecretInput.pairingPassword.resolve(password)
+                let secret = try passwordInput.resolve(password)
                 do {
                     _ = try pair(card, password: secret, mode: .persistent, persist: true)
                 } catch KeycardError.noFreePairingSlot {
@@ -158,9 +169,33 @@ final class CardSessionObject: LuaObject {
         } else {
             try card.openSecureChannel()
         }
-        let secretPIN = try SecretInput.pin.resolve(pin)
-        try verifyPIN(card, secretPIN)
         return result
+    }
+
+    /// INIT a blank card (`s:init{}`, `keyhost card init`): a 3.x card takes the pairing secret derived from
+    /// `pairingPassword`; without `duress` the command set sends six random digits nobody knows, so the PIN
+    /// never opens the duress wallet (see DuressPIN). Selects again afterwards: the card has new keys.
+    func initialize(_ card: KeycardCommandSet, pin: SecretBytes, puk: SecretBytes, pairingPassword: SecretBytes?,
+                    duress: SecretBytes?, pinRetries: Int?, pukRetries: Int?) throws {
+        let info = try info(card)
+        var secret: SecretBytes?
+        if info.secureChannelVersion == .v1 {
+            guard let pairingPassword else {
+                throw KeycardError.invalidArgument("applet 3.x cards need a pairing password at INIT (they pair with it)")
+            }
+            secret = try PairingSecret.derive(password: pairingPassword.text)
+        }
+        try card.initialize(pin: pin.text, puk: puk.text, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries,
+                            alternatePIN: duress.map { $0.text })
+        try select(card)
+    }
+
+    /// FACTORY RESET, then forget this host's pairing with the card and select it again (blank now).
+    func factoryReset(_ card: KeycardCommandSet) throws {
+        let uid = card.applicationInfo?.instanceUID
+        try card.factoryReset()
+        if let uid { try store.remove(uid: uid) }
+        try select(card)
     }
 
     /// Whether OPEN SECURE CHANNEL / MUTUALLY AUTHENTICATE failed because the card does not know the pairing.

@@ -26,22 +26,19 @@ extension CardSessionObject {
             var pin = try required(opts, "pin"), puk = try required(opts, "puk")
             var duress = try opts.bytes("duress_pin")
             defer { zero(&pin); zero(&puk); if duress != nil { zero(&duress!) } }
-            let info = try object.info(card)
             try DuressPIN.check(pin: pin, puk: puk, duress: duress)
-            var secret: SecretBytes?
+            let info = try object.info(card)
+            var password: SecretBytes?
             if info.secureChannelVersion == .v1 {
-                guard let password = try opts.bytes("pairing_password") else {
+                guard let given = try opts.bytes("pairing_password") else {
                     throw LuaArgumentError(2, "option 'pairing_password' is required by applet 3.x cards (they pair with it)")
                 }
-                secret = try PairingSecret.derive(password: SecretBytes(password).text)
+                password = SecretBytes(given)
             }
             let pinRetries = try opts.integer("pin_retries").map { Int(clamping: $0) }
             let pukRetries = try opts.integer("puk_retries").map { Int(clamping: $0) }
-            // Without duress_pin the command set sends six random digits (see KeycardCommandSet.initialize).
-            try card.initialize(pin: SecretBytes(pin).text, puk: SecretBytes(puk).text, pairingSecret: secret,
-                                pinRetries: pinRetries, pukRetries: pukRetries, alternatePIN: duress.map { SecretBytes($0).text })
-            // The card has new keys (3.x regenerates its secure channel key): select it again.
-            try object.select(card)
+            try object.initialize(card, pin: SecretBytes(pin), puk: SecretBytes(puk), pairingPassword: password,
+                                  duress: duress.map { SecretBytes($0) }, pinRetries: pinRetries, pukRetries: pukRetries)
             return 0
         },
         "pair": method("PAIR") { object, card, ctx in
@@ -84,10 +81,7 @@ extension CardSessionObject {
             return try ctx.return(.table(LuaTable(array: freed.map { .integer(Int64($0)) })))
         },
         "factory_reset": method("FACTORY RESET") { object, card, ctx in
-            let uid = card.applicationInfo?.instanceUID
-            try card.factoryReset()
-            if let uid { try object.store.remove(uid: uid) }
-            try object.select(card)
+            try object.factoryReset(card)
             return 0
         },
 

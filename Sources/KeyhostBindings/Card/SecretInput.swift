@@ -11,13 +11,32 @@ import Glibc
 struct SecretInput {
     /// What the secret is called in messages and prompts ("PIN").
     let what: String
-    /// The Lua argument or option that could have carried it ("pin").
-    let option: String
+    /// The Lua argument or option that could have carried it ("pin"); nil for the command line, which never takes secrets.
+    var option: String?
     /// The environment variable consulted next ("KEYHOST_PIN").
     let environment: String
+    /// A secret being set (a new PIN): a prompt asks for it twice.
+    var confirm = false
+    /// The longest answer a prompt takes (a 24-word mnemonic needs more than a PIN).
+    var maximumLength = 256
+
+    init(what: String, option: String?, environment: String, confirm: Bool = false, maximumLength: Int = 256) {
+        self.what = what
+        self.option = option
+        self.environment = environment
+        self.confirm = confirm
+        self.maximumLength = maximumLength
+    }
 
     static let pin = SecretInput(what: "PIN", option: "pin", environment: "KEYHOST_PIN")
     static let pairingPassword = SecretInput(what: "pairing password", option: "pairing_password", environment: "KEYHOST_PAIRING_PASSWORD")
+
+    /// The same secret for a command-line command: the hint names the environment variable and the prompt only.
+    var forCommandLine: SecretInput {
+        var copy = self
+        copy.option = nil
+        return copy
+    }
 
     /// The terminal device prompts use; tests point it elsewhere.
     nonisolated(unsafe) static var terminalPath = "/dev/tty"
@@ -32,13 +51,24 @@ struct SecretInput {
                 }
             }
         }
-        if let typed = try SecretInput.prompt("Keycard \(what): ") { return typed }
+        if let typed = try SecretInput.prompt("Keycard \(what): ", maximumLength: maximumLength) {
+            guard confirm else { return typed }
+            guard let again = try SecretInput.prompt("Keycard \(what) again: ", maximumLength: maximumLength), again == typed else {
+                throw CardLuaError(kind: "no_secret", "the two \(what) entries differ; nothing was changed, try again")
+            }
+            return typed
+        }
+        if let option {
+            throw CardLuaError(kind: "no_secret",
+                               "no \(what) given: pass \(option) = ..., set \(environment), or run keyhost on a terminal to be asked")
+        }
         throw CardLuaError(kind: "no_secret",
-                           "no \(what) given: pass \(option) = ..., set \(environment), or run keyhost on a terminal to be asked")
+                           "no \(what) given: set the environment variable \(environment) (secrets are never taken on the command line), "
+                           + "or run keyhost on a terminal to be asked")
     }
 
     /// Reads one line from the terminal with echo off; nil when there is no terminal.
-    static func prompt(_ text: String) throws -> SecretBytes? {
+    static func prompt(_ text: String, maximumLength: Int = 256) throws -> SecretBytes? {
         let fd = open(terminalPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -54,7 +84,7 @@ struct SecretInput {
             _ = "\n".withCString { write(fd, $0, 1) }
         }
         _ = text.withCString { write(fd, $0, strlen($0)) }
-        var line = [UInt8](repeating: 0, count: 256)
+        var line = [UInt8](repeating: 0, count: max(1, maximumLength))
         defer { zero(&line) }
         var length = 0
         while length < line.count {

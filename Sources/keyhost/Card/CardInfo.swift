@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhostBindings
 import KeyhostCard
 import KeyhostPCSC
 
@@ -13,15 +14,47 @@ struct CardInfo: ParsableCommand {
 
     @OptionGroup var readerOptions: ReaderOptions
 
+    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file (a missing one is a new blank card, not saved).", valueName: "file"))
+    var cardState: String?
+
+    @Option(help: ArgumentHelp("With --reader virtual: the applet of a new software card, 3.2 or 4.0.", valueName: "version"))
+    var applet: String?
+
     @Flag(help: "Print JSON.")
     var json = false
 
+    var virtualOptions: CardSessionOptions {
+        var options = CardSessionOptions()
+        options.reader = readerOptions.reader
+        options.cardState = cardState
+        options.applet = applet
+        return options
+    }
+
+    func validate() throws {
+        try virtualOptions.validate()
+    }
+
     func run() throws {
         try Failure.exitOnError {
-            let context = try PCSCContext()
-            let card = try readerOptions.connect(context)
-            let info = try KeycardCommandSet(channel: card.channel()).select()
-            let fields = CardInfo.fields(info, reader: card.reader)
+            let info: ApplicationInfo
+            let reader: String
+            if virtualOptions.isVirtual {
+                // The software card, through the same connection as every other card command; a missing state file
+                // is looked at without being created.
+                var options = virtualOptions
+                if let path = cardState, !FileManager.default.fileExists(atPath: path) { options.cardState = nil }
+                let connection = try options.connect(access: .selected, requirement: .anything, creates: true)
+                defer { connection.close() }
+                info = connection.selectInfo
+                reader = connection.readerName
+            } else {
+                let context = try PCSCContext()
+                let card = try readerOptions.connect(context)
+                info = try KeycardCommandSet(channel: card.channel()).select()
+                reader = card.reader
+            }
+            let fields = CardInfo.fields(info, reader: reader)
             if json {
                 try printJSON(fields.reduce(into: [String: Any]()) { $0[$1.key] = $1.json })
             } else {

@@ -1,0 +1,282 @@
+import KeyhostCard
+import KeyhostCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The everyday card commands of `keyhost card …`, over the session logic the Lua binding uses (`s:auto`, `s:init`,
+/// `s:pair`, the pairing store). Secrets are resolved here (`CardSecret`), never taken from the caller as text;
+/// results carry the Lua result tables' names; errors are `CardLuaError`s worded for the command line.
+extension CardConnection {
+    /// Takes the card further: opens the secure channel (3.x: stored pairing, else PAIR with the pairing password)
+    /// and, for `.pinVerified`, verifies the PIN. Commands that refuse some applets check them first, before asking secrets.
+    public func open(_ access: CardAccess) throws {
+        try commandLineCall(nil) {
+            switch access {
+            case .selected: try session.select(card)
+            case .secureChannel: _ = try session.openChannel(card, password: nil)
+            case .pinVerified: _ = try session.auto(card, pin: nil, password: nil)
+            }
+        }
+    }
+
+    var isV1: Bool { selectInfo.secureChannelVersion == .v1 }
+
+    /// What tells this card from others, in hex as `keyhost card info` prints it: the instance UID (3.x), else the
+    /// identity public key of the card's certificate (4.x cards answer SELECT without an instance UID). nil for a blank 3.x card.
+    public var cardIdentifier: String? {
+        if let uid = selectInfo.instanceUID { return Hex.encode(uid) }
+        return selectInfo.identityCertificate.map { Hex.encode($0.identityKey.compressed) }
+    }
+
+    /// Refuses a 3.x-only command (`pair`, `unpair`, `change-pairing-password`) on a 4.x card, before any secret is asked.
+    public func requireV1(_ command: String) throws {
+        guard isV1 else {
+            throw CardLuaError(kind: "unsupported", "applet \(selectInfo.version) does not pair (its secure channel v2 needs no pairing): "
+                               + "keyhost card \(command) is for applet 3.x cards")
+        }
+    }
+
+    // MARK: - State
+
+    /// GET STATUS, with what SELECT told: `{applet, instance_uid, key_uid, pin_retries, puk_retries, has_master_key, path}`.
+    public func status() throws -> CardResult {
+        try commandLineCall("GET STATUS") {
+            let status = try card.getStatus()
+            let info = card.applicationInfo ?? selectInfo
+            var result = CardResult()
+            result.append("applet", .text("\(info.version)"))
+            result.append("instance_uid", .optional(info.instanceUID))
+            result.append("key_uid", .optional(info.keyUID))
+            result.append("pin_retries", .integer(status.pinRetries))
+            result.append("puk_retries", .integer(status.pukRetries))
+            result.append("has_master_key", .bool(status.hasMasterKey))
+            result.append("path", isV1 && status.hasMasterKey ? .text(try card.getCurrentPath().description) : .null)
+            return result
+        }
+    }
+
+    // MARK: - Set-up and pairing
+
+    /// INIT a blank card with PIN, PUK (and on 3.x the pairing password) from `KEYHOST_PIN`, `KEYHOST_PUK`,
+    /// `KEYHOST_PAIRING_PASSWORD` or prompts; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
+    /// digits nobody knows (never the PIN: the card would open its duress wallet). A 3.x card is then paired and the
+    /// pairing stored. `{applet, instance_uid, secure_channel, pairing_index}`.
+    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool) throws -> CardResult {
+        try commandLineCall("INIT") {
+            if selectInfo.isInitialized { throw KeycardError.alreadyInitialized }
+            let pin = try CardSecret.pin.resolve(setting: true)
+            let puk = try CardSecret.puk.resolve(setting: true)
+            let duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+            var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes(), duressBytes = duress?.revealedBytes()
+            defer { zero(&pinBytes); zero(&pukBytes); if duressBytes != nil { zero(&duressBytes!) } }
+            try DuressPIN.checkCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
+            let password = isV1 ? try CardSecret.pairingPassword.resolve(setting: true) : nil
+            try session.initialize(card, pin: pin, puk: puk, pairingPassword: password, duress: duress,
+                                   pinRetries: pinRetries, pukRetries: pukRetries)
+            var pairingIndex: Int?
+            if let password {
+                pairingIndex = Int(try session.pair(card, password: password, mode: .persistent, persist: true).index)
+            }
+            let info = try session.info(card)
+            var result = CardResult()
+            result.append("applet", .text("\(info.version)"))
+            result.append("instance_uid", .optional(info.instanceUID))
+            result.append("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed))
+            result.append("secure_channel", .integer(Int(info.secureChannelVersion.rawValue)))
+            result.append("pairing_index", .optional(pairingIndex))
+            return result
+        }
+    }
+
+    /// PAIR (3.x) with the pairing password, storing the pairing. A stored pairing the card still accepts is kept
+    /// (no second slot is taken). `{instance_uid, pairing_index, new_pairing}`.
+    public func pair() throws -> CardResult {
+        try requireV1("pair")
+        return try commandLineCall("PAIR") {
+            guard let uid = selectInfo.instanceUID else { throw KeycardError.invalidResponse(.select, "no instance UID to key the pairing by") }
+            var result = CardResult()
+            result.append("instance_uid", .bytes(uid))
+            if let stored = try session.store.lookup(uid: uid) {
+                card.pairing = stored
+                do {
+                    try card.openSecureChannel()
+                    result.append("pairing_index", .integer(Int(stored.index)))
+                    result.append("new_pairing", .bool(false))
+                    return result
+                } catch let error as KeycardError where CardSessionObject.rejectsPairing(error) {
+                    try session.store.remove(uid: uid)
+                    card.pairing = nil
+                    try session.select(card)
+                }
+            }
+            let password = try CardSecret.pairingPassword.resolve()
+            let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
+            result.append("pairing_index", .integer(Int(pairing.index)))
+            result.append("new_pairing", .bool(true))
+            return result
+        }
+    }
+
+    /// UNPAIR (3.x, PIN verified): `index`, or with `others` every slot but this host's, or else this host's own
+    /// pairing. The stored pairing is forgotten when its slot is freed. `{unpaired, forgot_stored_pairing}`.
+    public func unpair(index: Int?, others: Bool) throws -> CardResult {
+        try requireV1("unpair")
+        return try commandLineCall("UNPAIR") {
+            guard let own = card.pairing else { throw KeycardError.notPaired }
+            var freed: [Int]
+            if others {
+                freed = try session.unpairOthers(card)
+            } else {
+                let slot = index ?? Int(own.index)
+                guard let byte = UInt8(exactly: slot) else { throw KeycardError.invalidArgument("pairing index \(slot) is not 0...255") }
+                try card.unpair(index: byte)
+                freed = [slot]
+            }
+            var forgot = false
+            if let uid = selectInfo.instanceUID, let stored = try session.store.lookup(uid: uid), freed.contains(Int(stored.index)) {
+                try session.store.remove(uid: uid)
+                forgot = true
+            }
+            return CardResult([CardField("unpaired", .integers(freed)), CardField("forgot_stored_pairing", .bool(forgot))])
+        }
+    }
+
+    /// FACTORY RESET: keys, PIN, PUK and pairings are erased; this host's stored pairing is forgotten.
+    /// The caller confirms first. `{instance_uid, identity_public_key, initialized}` (the card's identity before the reset).
+    public func factoryReset() throws -> CardResult {
+        try commandLineCall("FACTORY RESET") {
+            let uid = selectInfo.instanceUID
+            let identity = selectInfo.identityCertificate?.identityKey.compressed
+            try session.factoryReset(card)
+            let info = try session.info(card)
+            return CardResult([CardField("instance_uid", .optional(uid)), CardField("identity_public_key", .optional(identity)),
+                               CardField("initialized", .bool(info.isInitialized))])
+        }
+    }
+
+    // MARK: - Credentials
+
+    /// The PIN tries left after a command (GET STATUS), for results.
+    func pinRetries() throws -> Int { try card.getStatus().pinRetries }
+
+    /// `{pin_retries}` after the PIN was verified (by `open(.pinVerified)`).
+    public func verifiedPIN() throws -> CardResult {
+        try commandLineCall("GET STATUS") { CardResult([CardField("verified", .bool(true)), CardField("pin_retries", .integer(try pinRetries()))]) }
+    }
+
+    /// CHANGE PIN (PIN verified) to `KEYHOST_NEW_PIN` or a prompt.
+    public func changePIN() throws -> CardResult {
+        try commandLineCall("CHANGE PIN") {
+            try card.changePIN(try CardSecret.newPIN.resolve().text)
+            return CardResult([CardField("changed", .text("pin"))])
+        }
+    }
+
+    /// CHANGE PIN P1 01 (PIN verified) to `KEYHOST_NEW_PUK` or a prompt.
+    public func changePUK() throws -> CardResult {
+        try commandLineCall("CHANGE PIN") {
+            try card.changePUK(try CardSecret.newPUK.resolve().text)
+            return CardResult([CardField("changed", .text("puk"))])
+        }
+    }
+
+    /// CHANGE PIN P1 02 (3.x, PIN verified) to `KEYHOST_NEW_PAIRING_PASSWORD` or a prompt; existing pairings stay valid.
+    public func changePairingPassword() throws -> CardResult {
+        try commandLineCall("CHANGE PIN") {
+            let password = try CardSecret.newPairingPassword.resolve()
+            try card.changePairingSecret(try PairingSecret.derive(password: password.text))
+            return CardResult([CardField("changed", .text("pairing_password"))])
+        }
+    }
+
+    /// UNBLOCK PIN (secure channel open) with `KEYHOST_PUK` and a new PIN from `KEYHOST_NEW_PIN`. `{pin_retries, puk_retries}`.
+    public func unblockPIN() throws -> CardResult {
+        try commandLineCall("UNBLOCK PIN") {
+            let puk = try CardSecret.puk.resolve()
+            let newPIN = try CardSecret.newPIN.resolve()
+            try card.unblockPIN(puk: puk.text, newPIN: newPIN.text)
+            session.setPINVerified(true)
+            let status = try card.getStatus()
+            return CardResult([CardField("pin_retries", .integer(status.pinRetries)), CardField("puk_retries", .integer(status.pukRetries))])
+        }
+    }
+
+    // MARK: - Keys
+
+    /// Refuses to replace a loaded key unless `replace`: LOAD KEY and GENERATE KEY overwrite it for good.
+    func checkNoKey(replace: Bool) throws {
+        guard !replace, selectInfo.hasMasterKey else { return }
+        let uid = selectInfo.keyUID.map { " (key UID \(Hex.encode($0)))" } ?? ""
+        throw CardLuaError(kind: "has_key", "the card already holds a key\(uid); a new one replaces it for good; add --replace if that is what you want")
+    }
+
+    /// LOAD KEY of the BIP39 seed of `KEYHOST_MNEMONIC` (or a prompt), with the passphrase of `KEYHOST_PASSPHRASE`
+    /// (or a prompt) when `passphrase`. `{key_uid}`.
+    public func loadSeed(passphrase: Bool, replace: Bool) throws -> CardResult {
+        if !passphrase, let value = getenv(CardSecret.passphrase.environment), value.pointee != 0 {
+            // A passphrase silently left out would load another wallet than the user meant.
+            throw CardLuaError(kind: "invalid_argument", "\(CardSecret.passphrase.environment) is set but --passphrase was not given; "
+                               + "add --passphrase to use it, or unset the variable")
+        }
+        try checkNoKey(replace: replace)
+        return try commandLineCall("LOAD KEY") {
+            let phrase = try CardSecret.mnemonic.resolve()
+            let mnemonic: Mnemonic
+            do { mnemonic = try Mnemonic(phrase: phrase.text) } catch {
+                // MnemonicError names positions and counts, never words.
+                throw CardLuaError(kind: "invalid_mnemonic", "the mnemonic (\(CardSecret.mnemonic.environment) or the prompt) is not a valid BIP39 phrase: \(error)")
+            }
+            let words = try passphrase ? CardSecret.passphrase.resolve() : SecretBytes([])
+            let keyUID = try card.loadKey(seed: mnemonic.seed(passphrase: words.text))
+            return CardResult([CardField("key_uid", .bytes(keyUID))])
+        }
+    }
+
+    /// GENERATE KEY: a new random master key on the card (no backup exists). `{key_uid}`.
+    public func generateKey(replace: Bool) throws -> CardResult {
+        try checkNoKey(replace: replace)
+        return try commandLineCall("GENERATE KEY") { CardResult([CardField("key_uid", .bytes(try card.generateKey()))]) }
+    }
+
+    /// GENERATE MNEMONIC: `words` words from the card's random generator; the card keeps nothing. `{mnemonic, indexes}`.
+    public func generateMnemonic(words: Int) throws -> CardResult {
+        try commandLineCall("GENERATE MNEMONIC") {
+            let indexes = try card.generateMnemonic(wordCount: words)
+            return CardResult([CardField("mnemonic", .text(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
+                               CardField("indexes", .integers(indexes))])
+        }
+    }
+
+    /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
+    /// `{path, public_key, chain_code, xpub}`.
+    public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> CardResult {
+        try commandLineCall("EXPORT KEY") {
+            let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
+            guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
+            var xpub: CardValue = .null
+            if extended {
+                guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
+                xpub = .text(try CardTables.extendedPublicKey(card, path: path, key: key, chainCode: chainCode, family: family))
+            }
+            return CardResult([CardField("path", .text(path.description)), CardField("public_key", .bytes(key.compressed)),
+                               CardField("chain_code", .optional(exported.chainCode)), CardField("xpub", xpub)])
+        }
+    }
+
+    /// SIGN (ECDSA) the 32-byte `digest` with the key at `path`: `{path, public_key, r, s, v, recovery_id, compact, der, rsv}`.
+    public func sign(digest: [UInt8], path: KeyPath) throws -> CardResult {
+        try commandLineCall("SIGN") {
+            let signed = try card.sign(digest: digest, mode: .derive(path))
+            let signature = signed.signature
+            return CardResult([
+                CardField("path", .text(path.description)), CardField("public_key", .bytes(signed.publicKey.compressed)),
+                CardField("r", .bytes(signature.r)), CardField("s", .bytes(signature.s)),
+                CardField("v", .integer(27 + signature.recoveryID)), CardField("recovery_id", .integer(signature.recoveryID)),
+                CardField("compact", .bytes(signature.r + signature.s)), CardField("der", .bytes(signature.signature.der)),
+                CardField("rsv", .bytes(signature.rsv)),
+            ])
+        }
+    }
+}
