@@ -37,8 +37,8 @@ struct SecretInput {
                            "no \(what) given: pass \(option) = ..., set \(environment), or run keyhost on a terminal to be asked")
     }
 
-    /// Reads one line from the terminal with echo off; nil when there is no terminal.
-    static func prompt(_ text: String) throws -> SecretBytes? {
+    /// Reads one line (at most `capacity` bytes) from the terminal with echo off; nil when there is no terminal.
+    static func prompt(_ text: String, capacity: Int = 256) throws -> SecretBytes? {
         let fd = open(terminalPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -54,7 +54,7 @@ struct SecretInput {
             _ = "\n".withCString { write(fd, $0, 1) }
         }
         _ = text.withCString { write(fd, $0, strlen($0)) }
-        var line = [UInt8](repeating: 0, count: 256)
+        var line = [UInt8](repeating: 0, count: max(capacity, 1))
         defer { zero(&line) }
         var length = 0
         while length < line.count {
