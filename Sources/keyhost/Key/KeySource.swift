@@ -54,7 +54,8 @@ final class KeySource {
                 guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: path.indexes)).resolvedPublicKey else {
                     throw KeycardError.invalidResponse(.exportKey, "no public key for \(path)")
                 }
-                return key
+                // The card writes keys uncompressed; BIP32 wallets (and so the mnemonic here) use the compressed form.
+                return key.compressed(true)
             }
         }
     }
@@ -93,7 +94,7 @@ final class KeySource {
             // The card returns its public key; KeycardSignature found the recovery id by recovering that key.
             let answer = try connection.card.sign(digest: digest, mode: .derive(KeyPath(source: .master, components: path.indexes)))
             guard answer.isValid else { throw KeycardError.invalidResponse(.sign, "the signature does not verify against the card's public key") }
-            return (answer.signature, answer.publicKey)
+            return (answer.signature, answer.publicKey.compressed(true))
         }
     }
 
