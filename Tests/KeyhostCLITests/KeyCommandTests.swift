@@ -320,12 +320,16 @@ import Testing
             ["mnemonic", "check"] + Self.words.split(separator: " ").map(String.init),
             ["address", "--xpub", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"],
             ["address", "--card", "--pin", "123456"],
+            // Pasted into the wrong place: refused by content, and not echoed in a parse error.
+            ["address", "--path", Self.words], ["address", "--mnemonic-env", Self.words], ["xpub", "--family", "abandon about"],
+            ["address"] + Self.words.split(separator: " ").map(String.init),
+            ["sign-message", "hi", "--coin", "0c1e24e5917779d297e14d45f14e1a1a0c1e24e5917779d297e14d45f14e1a1a"],
         ]
         for arguments in attempts {
             let run = try Self.key(arguments, env: [:])
             #expect(run.status == 64, "\(arguments.first ?? ""): \(run.stderr)")
             #expect(run.stderr.contains("never taken on the command line") || run.stderr.contains("PRIVATE"), "\(run.stderr)")
-            for secret in ["abandon", "TREZOR", "xprv9s21", "123456"] { #expect(!run.stderr.contains(secret), "\(run.stderr)") }
+            for secret in ["abandon", "about", "TREZOR", "xprv9s21", "123456", "0c1e24e5"] { #expect(!run.stderr.contains(secret), "\(run.stderr)") }
         }
         // No mnemonic, no terminal to ask on (a new session has no controlling terminal; -w waits for keyhost's status).
         let none = try Keyhost.run(["-w", Keyhost.binary.path, "key", "address"], environment: ["KEYHOST_MNEMONIC": ""],

@@ -28,9 +28,13 @@ struct KeyAddress: ParsableCommand {
     @Flag(help: "Print JSON objects {address, path, kind, coin, public_key}.")
     var json = false
 
+    // Caught here so that words pasted without an option are refused without being echoed back.
+    @Argument(help: .hidden) var stray: [String] = []
+
     static let maxCount = 1_000_000
 
     func validate() throws {
+        try StrayArguments.refuse(stray, command: "keyhost key address")
         _ = try plan()
     }
 
@@ -49,6 +53,7 @@ struct KeyAddress: ParsableCommand {
         var first = hardened ? last - DerivationPath.hardenedOffset : last
         var number = count ?? 1
         if let index {
+            try SecretArguments.refuse([("--index", index)])
             let range = try Discover.range(index, "--index")
             if range.count > 1 && count != nil { throw ValidationError("--index A-B and --count exclude each other; give one") }
             first = range.lowerBound

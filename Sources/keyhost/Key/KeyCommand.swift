@@ -15,7 +15,7 @@ struct KeyCommand: ParsableCommand {
             Examples:
               KEYHOST_MNEMONIC="$(cat words.txt)" keyhost key address --count 5
               keyhost key address --xpub zpub6r… --path 0/0 --count 20
-              keyhost key sign-message --coin eth "hello" --card --reader virtual --card-state card.json
+              keyhost key sign-message --coin eth --card "hello"
             """,
         subcommands: [KeyAddress.self, KeyXpub.self, KeySignMessage.self, KeyVerifyMessage.self, KeyMnemonic.self]
     )

@@ -79,6 +79,7 @@ struct KeyMnemonic: ParsableCommand {
                 throw ValidationError("a mnemonic is never taken on the command line (it is now in your shell history: consider it exposed); "
                     + "pipe it with --stdin, export KEYHOST_MNEMONIC, or type it at the prompt")
             }
+            try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv)])
             if stdin && mnemonicEnv != nil { throw ValidationError("--stdin and --mnemonic-env exclude each other") }
         }
 

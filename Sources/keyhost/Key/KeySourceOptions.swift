@@ -31,6 +31,8 @@ struct KeySourceOptions: ParsableArguments {
     var kind: Kind { xpub != nil ? .xpub : card ? .card : .mnemonic }
 
     func validate() throws {
+        try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv), ("--reader", cardOptions.reader),
+                                    ("--card-state", cardOptions.cardState)])
         if mnemonic != nil {
             throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
                 + "export it as KEYHOST_MNEMONIC, or name another variable with --mnemonic-env VAR, or type it at the prompt")
@@ -53,6 +55,7 @@ struct KeySourceOptions: ParsableArguments {
                 throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
                     + "Give the extended public key, or the mnemonic (KEYHOST_MNEMONIC or --mnemonic-env VAR)")
             }
+            try SecretArguments.refuse([("--xpub", xpub)])
             do { _ = try HDNode.parse(xpub.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw ValidationError("--xpub: \(error)") }
         }
     }

@@ -27,6 +27,7 @@ struct KeyTarget {
 
     static func coin(_ text: String?) throws -> Coin? {
         guard let text else { return nil }
+        try SecretArguments.refuse([("--coin", text)])
         guard let coin = Coin.named(text) ?? UInt32(text).flatMap(Coin.withSLIP44) else {
             throw ValidationError("--coin: unknown coin \"\(text.prefix(40))\"; use one of \(Coin.all.map { $0.symbol.lowercased() }.joined(separator: ", "))")
         }
@@ -35,6 +36,7 @@ struct KeyTarget {
 
     static func kind(_ text: String?) throws -> AddressKind? {
         guard let text else { return nil }
+        try SecretArguments.refuse([("--kind", text)])
         guard let kind = AddressKind(name: text) else {
             throw ValidationError("--kind: unknown address kind \"\(text.prefix(40))\"; use one of \(AddressKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -44,6 +46,7 @@ struct KeyTarget {
     /// --path checked against the key source: from the master ("m/...") for a mnemonic or card, relative and
     /// without hardened steps for an --xpub (unless it is a master xpub), and short enough for the card.
     static func path(_ text: String, source: KeySourceOptions.Kind, xpub: HDNode?) throws -> DerivationPath {
+        try SecretArguments.refuse([("--path", text)])
         let path: DerivationPath
         do { path = try DerivationPath(text) } catch { throw ValidationError("--path: \(error)") }
         switch source {

@@ -32,7 +32,7 @@ struct KeyVerifyMessage: ParsableCommand {
 
     /// The checked inputs: which scheme, the coin, and the parsed signature.
     enum Plan {
-        case ethereum(RecoverableSignature)
+        case ethereum(RecoverableSignature, Coin)
         case bitcoin(Coin)
     }
 
@@ -41,6 +41,7 @@ struct KeyVerifyMessage: ParsableCommand {
     }
 
     func plan() throws -> Plan {
+        try SecretArguments.refuse([("the address", address)])
         let explicit = try KeyTarget.coin(coin)
         let isEthereum = address.hasPrefix("0x") || address.hasPrefix("0X")
         if isEthereum {
@@ -53,7 +54,7 @@ struct KeyVerifyMessage: ParsableCommand {
             guard text.count == 130, let bytes = try? Hex.decode(text) else {
                 throw ValidationError("the signature must be 65 bytes r‖s‖v as 130 hex digits (0x optional), as personal_sign returns; got \(signature.count) characters")
             }
-            do { return .ethereum(try RecoverableSignature(rsv: bytes)) } catch { throw ValidationError("the signature: \(error)") }
+            do { return .ethereum(try RecoverableSignature(rsv: bytes), explicit ?? .ethereum) } catch { throw ValidationError("the signature: \(error)") }
         }
         let coin = try explicit ?? Self.coin(of: address)
         let decoded: DecodedAddress
@@ -94,8 +95,8 @@ struct KeyVerifyMessage: ParsableCommand {
             var out: [String: Any] = ["address": address]
             let valid: Bool
             switch plan {
-            case .ethereum(let signature):
-                out["coin"] = Coin.ethereum.symbol
+            case .ethereum(let signature, let coin):
+                out["coin"] = coin.symbol
                 do {
                     let recovered = EthereumAddress.address(of: try signature.recoverPublicKey(digest: EthereumMessage.hash(bytes)))
                     out["recovered_address"] = recovered

@@ -33,7 +33,11 @@ struct KeyXpub: ParsableCommand {
     @Flag(help: "Print a JSON object {xpub, path, family, public_key, fingerprint, parent_fingerprint, master_fingerprint}.")
     var json = false
 
+    // Caught here so that words pasted without an option are refused without being echoed back.
+    @Argument(help: .hidden) var stray: [String] = []
+
     func validate() throws {
+        try StrayArguments.refuse(stray, command: "keyhost key xpub")
         _ = try plan()
     }
 
@@ -52,6 +56,7 @@ struct KeyXpub: ParsableCommand {
             do { path = try StandardPath.account(defaultKind, coin: defaultCoin) } catch { throw ValidationError("--path: \(error)") }
         }
         if let family {
+            try SecretArguments.refuse([("--family", family)])
             guard let version = ExtendedKeyVersion.lookup(prefix: family), version.publicPrefix == family else {
                 throw ValidationError("--family: unknown extended public key family \"\(family.prefix(20))\"; use one of "
                     + ExtendedKeyVersion.all.map(\.publicPrefix).joined(separator: ", "))
