@@ -181,6 +181,22 @@ import Testing
         #expect(filed.status == 0, "\(filed.stderr)")
     }
 
+    @Test(arguments: [("p2pkh", "btc", "m/44'/0'/0'/0/3"), ("p2sh-p2wpkh", "test", "m/49'/1'/0'/1/0"), ("p2wpkh", "ltc", "m/84'/2'/0'/0/9")])
+    func bitcoinSignaturesMadeElsewhereVerify(kind: String, coin: String, path: String) throws {
+        let message = "made by coincurve for \(coin)"
+        let made = try #require(try Self.oracle("btc-sign", ["mnemonic": Self.words, "path": path, "kind": kind, "coin": coin,
+                                                              "message_hex": Data(message.utf8).map { String(format: "%02x", $0) }.joined()]) as? [String: Any])
+        let address = try #require(made["address"] as? String), theirs = try #require(made["signature"] as? String)
+        #expect(try Self.key(["address", "--path", path, "--coin", coin]).stdout == address + "\n")
+        let verified = try Self.key(["verify-message", address, theirs, message], env: [:])
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        let other = try Self.key(["verify-message", address, theirs, "another message"], env: [:])
+        #expect(other.status == 1, "\(other.stdout)\(other.stderr)")
+        // RFC 6979 on both sides: keyhost's own signature is the same bytes.
+        let ours = try Self.key(["sign-message", "--path", path, "--coin", coin, message])
+        #expect(ours.stdout == theirs + "\n", "\(ours.stderr)")
+    }
+
     @Test func ethereumSignaturesMatchEthAccount() throws {
         let message = "Sign in to keyhost: nonce 42"
         let signed = try Self.key(["sign-message", "--coin", "eth", "--json", message])

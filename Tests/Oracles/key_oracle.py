@@ -12,6 +12,8 @@ argv[1] picks the operation:
                    Bitcoin signed-message check written here from the format (double SHA-256 of the
                    "Bitcoin Signed Message:\\n" envelope, coincurve recovery, header 27-42 picks the
                    address type, bip-utils encoders), not with keyhost
+  btc-sign         {"mnemonic", "path", "kind", "coin", "message_hex"} -> {"address", "signature"}: the key derived by
+                   bip-utils, the envelope hashed and signed here with coincurve, header 31/35/39 + recid by kind
   eth-recover      {"message", "signature"} -> {"address"} with eth-account's recover_message(encode_defunct(text))
   eth-sign         {"mnemonic", "path", "message"} -> {"address", "signature"}: the key derived by bip-utils,
                    signed by eth-account's sign_message
@@ -104,6 +106,25 @@ def btc_verify(request):
     return {"valid": address == request["address"], "recovered_address": address}
 
 
+def btc_sign(request):
+    seed = Bip39SeedGenerator(request["mnemonic"]).Generate(request.get("passphrase", ""))
+    node = Bip32Slip10Secp256k1.FromSeed(seed).DerivePath(request["path"])
+    secret = coincurve.PrivateKey(node.PrivateKey().Raw().ToBytes())
+    public = secret.public_key.format(compressed=True)
+    message = bytes.fromhex(request["message_hex"])
+    magic = b"Bitcoin Signed Message:\n"
+    digest = hashlib.sha256(hashlib.sha256(varint(len(magic)) + magic + varint(len(message)) + message).digest()).digest()
+    compact = secret.sign_recoverable(digest, hasher=None)  # r || s || recid
+    p2pkh_version, p2sh_version, hrp = NETWORKS[request["coin"]]
+    header, address = {
+        "p2pkh": (31, P2PKHAddrEncoder.EncodeKey(public, net_ver=p2pkh_version)),
+        "p2sh-p2wpkh": (35, P2SHAddrEncoder.EncodeKey(public, net_ver=p2sh_version)),
+        "p2wpkh": (39, P2WPKHAddrEncoder.EncodeKey(public, hrp=hrp, wit_ver=0)),
+    }[request["kind"]]
+    signature = base64.b64encode(bytes([header + compact[64]]) + compact[:64]).decode()
+    return {"address": address, "signature": signature}
+
+
 def eth_sign(request):
     seed = Bip39SeedGenerator(request["mnemonic"]).Generate(request.get("passphrase", ""))
     node = Bip32Slip10Secp256k1.FromSeed(seed).DerivePath(request["path"])
@@ -122,6 +143,8 @@ def main():
         answer = [dict(case, wallets=wallets(case["mnemonic"], case["passphrase"], 3)) for case in cases]
     elif operation == "btc-verify":
         answer = btc_verify(request)
+    elif operation == "btc-sign":
+        answer = btc_sign(request)
     elif operation == "eth-recover":
         answer = {"address": Account.recover_message(encode_defunct(text=request["message"]), signature=request["signature"])}
     elif operation == "eth-sign":
