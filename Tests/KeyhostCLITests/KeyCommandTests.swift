@@ -224,6 +224,12 @@ import Testing
         // Both sides sign deterministically (RFC 6979), so the signatures are the same bytes.
         let same = try Self.key(["sign-message", "--path", "m/44'/60'/0'/0/7", other])
         #expect(same.stdout == theirs + "\n")
+        // --hex signs the bytes the text encodes, from the argument or standard input.
+        let hex = "0x" + Data(other.utf8).map { String(format: "%02x", $0) }.joined()
+        #expect(try Self.key(["sign-message", "--path", "m/44'/60'/0'/0/7", "--hex", hex]).stdout == theirs + "\n")
+        #expect(try Self.key(["verify-message", address, theirs, "--hex", "-"], env: [:], stdin: hex + "\n").status == 0)
+        #expect(try Self.key(["sign-message", "--coin", "eth", "--hex", "0x123"]).status == 64)
+        #expect(try Self.key(["sign-message", "--coin", "eth", "--hex", "-"], stdin: "not hex").status == 64)
     }
 
     @Test func malformedVerifyInputIsAUsageError() throws {
@@ -352,6 +358,10 @@ import Testing
                                    executable: URL(fileURLWithPath: "/usr/bin/setsid"))
         #expect(none.status == 1)
         #expect(none.stderr.contains("KEYHOST_MNEMONIC"), "\(none.stderr)")
+        let noPassphrase = try Keyhost.run(["-w", Keyhost.binary.path, "key", "address", "--passphrase-prompt"], environment: Self.env,
+                                           executable: URL(fileURLWithPath: "/usr/bin/setsid"))
+        #expect(noPassphrase.status == 1)
+        #expect(noPassphrase.stderr.contains("--passphrase-env"), "\(noPassphrase.stderr)")
         let wrong = try Self.key(["address"], env: ["KEYHOST_MNEMONIC": Self.words.replacingOccurrences(of: "about", with: "abandon")])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("the mnemonic in KEYHOST_MNEMONIC is not valid"), "\(wrong.stderr)")

@@ -21,15 +21,17 @@ struct KeyCommand: ParsableCommand {
     )
 }
 
-/// The one place `keyhost key` turns errors into text and exit codes: a bad option value found only while
-/// running (a ValidationError) keeps status 64, as it would have in `validate()`; a verdict already printed
-/// (ExitCode) passes through; everything else is reported and exits 1.
+/// The one place `keyhost key` turns errors into text and exit codes: malformed input found only while
+/// running (a ValidationError, e.g. --hex text read from a file) keeps status 64 and the "usage" kind, as in
+/// `validate()`, but without a usage line that would not fit; a verdict already printed (ExitCode) passes
+/// through; everything else is reported and exits 1.
 enum KeyFailure {
     static func run(_ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as ValidationError {
-            throw error
+            Failure.report(Failure.kind("usage", error.message))
+            throw ExitCode(64)
         } catch let error as ExitCode {
             throw error
         } catch {

@@ -27,7 +27,7 @@ final class KeySource {
         case .mnemonic:
             let (phrase, origin) = try SecretEnvironment.mnemonic(variable: options.mnemonicEnv, alternatives: "; or use --xpub KEY or --card")
             let mnemonic = try SecretEnvironment.parse(phrase, origin: origin)
-            let passphrase = try SecretEnvironment.passphrase(variable: options.passphraseEnv)
+            let passphrase = try SecretEnvironment.passphrase(variable: options.passphraseEnv, prompt: options.passphrasePrompt)
             return KeySource(.seed(try HDNode(seed: mnemonic.seed(passphrase: passphrase.text))))
         }
     }

@@ -9,6 +9,9 @@ struct KeySourceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read the BIP39 passphrase from environment variable VAR (default: no passphrase).", valueName: "var"))
     var passphraseEnv: String?
 
+    @Flag(help: "Type the BIP39 passphrase at a prompt on the terminal that does not echo.")
+    var passphrasePrompt = false
+
     @Option(help: ArgumentHelp("An extended public key (xpub, ypub, zpub, tpub, upub, vpub, ...): public derivation only, and --path is relative to it.", valueName: "key"))
     var xpub: String?
 
@@ -46,6 +49,8 @@ struct KeySourceOptions: ParsableArguments {
         }
         let sources = [xpub.map { _ in "--xpub" }, card ? "--card" : nil, mnemonicEnv.map { _ in "--mnemonic-env" }].compactMap { $0 }
         if sources.count > 1 { throw ValidationError("\(sources.joined(separator: " and ")) exclude each other; give one key source") }
+        if passphraseEnv != nil && passphrasePrompt { throw ValidationError("--passphrase-env and --passphrase-prompt exclude each other") }
+        if passphrasePrompt && kind != .mnemonic { throw ValidationError("--passphrase-prompt goes with a mnemonic, not with \(sources[0])") }
         if passphraseEnv != nil && kind != .mnemonic { throw ValidationError("--passphrase-env goes with a mnemonic, not with \(sources[0])") }
         if cardOptions.given && !card { throw ValidationError("--reader and --card-state go with --card") }
         try cardOptions.validate()

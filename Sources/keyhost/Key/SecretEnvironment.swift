@@ -39,8 +39,14 @@ enum SecretEnvironment {
             + "or run keyhost on a terminal to be asked\(alternatives)")
     }
 
-    /// The BIP39 passphrase from `variable` (which must be set), or "" without one.
-    static func passphrase(variable: String?) throws -> SecretBytes {
+    /// The BIP39 passphrase from `variable` (which must be set), typed at the terminal with `prompt`, or "" without one.
+    static func passphrase(variable: String?, prompt: Bool = false) throws -> SecretBytes {
+        if prompt {
+            guard let typed = try TerminalSecret.read(prompt: "BIP39 passphrase (not echoed): ", capacity: promptCapacity) else {
+                throw Failure.kind("no_secret", "--passphrase-prompt needs a terminal to ask on; put the passphrase in a variable and use --passphrase-env VAR")
+            }
+            return typed
+        }
         guard let variable else { return SecretBytes([UInt8]()) }
         guard let secret = value(variable) else {
             throw Failure.kind("no_secret", "the environment variable \(variable) (the BIP39 passphrase, from --passphrase-env) is not set or empty; export it, or drop --passphrase-env for no passphrase")
