@@ -368,6 +368,21 @@ import Testing
         #expect(!wrong.stderr.contains("abandon"))
     }
 
+    /// The mnemonic and passphrase typed at the prompts, on a real terminal (script(1) gives keyhost a pseudo-terminal):
+    /// neither is echoed, and the keys are the ones bip-utils derives. Input arrives after a pause, once echo is off.
+    @Test func promptsReadTheTerminalWithoutEcho() throws {
+        let expected = try #require(try Self.wallets(Self.words, passphrase: "TREZOR", count: 1).first { $0["kind"] as? String == "p2wpkh" })
+        let command = "'\(Keyhost.binary.path)' key address --passphrase-prompt"
+        let shell = "(sleep 1; printf '%s\\n' \"$W\"; sleep 1; printf '%s\\n' \"$P\") | timeout 30 script -qec \"\(command)\" /dev/null"
+        let run = try Keyhost.run(["-c", shell], environment: ["W": Self.words, "P": "TREZOR", "KEYHOST_MNEMONIC": ""],
+                                  executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("BIP39 mnemonic (not echoed): "))
+        #expect(run.stdout.contains("BIP39 passphrase (not echoed): "))
+        #expect(run.stdout.contains(try #require((expected["addresses"] as? [String])?.first)), "\(run.stdout)")
+        #expect(!run.stdout.contains("abandon") && !run.stdout.contains("TREZOR"), "\(run.stdout)")
+    }
+
     @Test func badOptionValuesAreUsageErrors() throws {
         let cases: [[String]] = [
             ["address", "--coin", "nope"], ["address", "--kind", "p2sh"], ["address", "--path", "m/84'/x"],

@@ -10,7 +10,7 @@ struct KeyCommand: ParsableCommand {
             Keys come from a BIP39 mnemonic, an extended public key (--xpub) or a Keycard (--card). The mnemonic is \
             read from the environment variable KEYHOST_MNEMONIC (or the one --mnemonic-env names), else typed at a \
             prompt that does not echo; it is never taken on the command line. A BIP39 passphrase comes from the \
-            variable --passphrase-env names. A card's PIN and pairing password come from KEYHOST_PIN and \
+            variable --passphrase-env names, or a prompt with --passphrase-prompt. A card's PIN and pairing password come from KEYHOST_PIN and \
             KEYHOST_PAIRING_PASSWORD, else prompts.
             Examples:
               KEYHOST_MNEMONIC="$(cat words.txt)" keyhost key address --count 5
