@@ -54,20 +54,22 @@ struct KeySourceOptions: ParsableArguments {
         if passphraseEnv != nil && kind != .mnemonic { throw ValidationError("--passphrase-env goes with a mnemonic, not with \(sources[0])") }
         if cardOptions.given && !card { throw ValidationError("--reader and --card-state go with --card") }
         try cardOptions.validate()
-        if let xpub {
-            // Judged by the decoded version bytes, never by the prefix text (Ltpv, dgpv are private too).
-            if HDNode.isExtendedPrivateKey(xpub) == true {
-                throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
-                    + "Give the extended public key, or the mnemonic (KEYHOST_MNEMONIC or --mnemonic-env VAR)")
-            }
-            try SecretArguments.refuse([("--xpub", xpub)])
-            do { _ = try HDNode.parse(xpub.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw ValidationError("--xpub: \(error)") }
-        }
+        _ = try parsedXpub()
     }
 
-    /// The parsed --xpub (validated already).
+    /// The parsed --xpub; a private key or a malformed one is a usage error. Commands call this from their own
+    /// validate(), which may run before this group's, so the checks live here.
     func parsedXpub() throws -> (node: HDNode, family: ExtendedKeyVersion)? {
         guard let xpub else { return nil }
-        do { return try HDNode.parse(xpub.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw ValidationError("--xpub: \(error)") }
+        // Judged by the decoded version bytes, never by the prefix text (Ltpv, dgpv are private too).
+        if HDNode.isExtendedPrivateKey(xpub) == true {
+            throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
+                + "Give the extended public key, or the mnemonic (KEYHOST_MNEMONIC or --mnemonic-env VAR)")
+        }
+        try SecretArguments.refuse([("--xpub", xpub)])
+        let parsed: (node: HDNode, family: ExtendedKeyVersion)
+        do { parsed = try HDNode.parse(xpub.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw ValidationError("--xpub: \(error)") }
+        guard !parsed.node.isPrivate else { throw ValidationError("--xpub was given an extended PRIVATE key; give the extended public key") }
+        return parsed
     }
 }
