@@ -34,8 +34,8 @@ struct KeySourceOptions: ParsableArguments {
     var kind: Kind { xpub != nil ? .xpub : card ? .card : .mnemonic }
 
     func validate() throws {
-        try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv), ("--reader", cardOptions.reader),
-                                    ("--card-state", cardOptions.cardState)])
+        try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
+        try SecretArguments.refuse([("--reader", cardOptions.reader), ("--card-state", cardOptions.cardState)], strict: false)
         if mnemonic != nil {
             throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
                 + "export it as KEYHOST_MNEMONIC, or name another variable with --mnemonic-env VAR, or type it at the prompt")

@@ -4,11 +4,12 @@ import KeyhostCrypto
 /// Refuses option values that look like a secret before any message can echo them: a mnemonic pasted into
 /// --path or --mnemonic-env (which takes a variable's NAME) would otherwise come back in "invalid derivation
 /// path \"abandon ability …\"" on the screen and in CI logs. Values are judged by content (SecretDetector, and
-/// any run of two or more BIP39 words, which no option value of these commands has), never shown.
+/// for `strict` options any run of two or more BIP39 words, which paths, coins, kinds and variable names never
+/// have; a reader name may: "Smart Card" is two list words), never shown.
 enum SecretArguments {
-    static func refuse(_ values: [(option: String, value: String?)]) throws {
+    static func refuse(_ values: [(option: String, value: String?)], strict: Bool = true) throws {
         for case let (option, value?) in values {
-            guard let why = reason(value) else { continue }
+            guard let why = reason(value, strict: strict) else { continue }
             throw ValidationError("the value of \(option) looks like \(why), so it is not shown; secrets are never taken on the command line "
                 + "(shell history, ps). A mnemonic goes in KEYHOST_MNEMONIC (or the variable --mnemonic-env names), a passphrase in "
                 + "the variable --passphrase-env names, a PIN in KEYHOST_PIN; if it was a real secret, consider it exposed")
@@ -16,9 +17,9 @@ enum SecretArguments {
     }
 
     /// What `value` looks like, when it looks secret.
-    static func reason(_ value: String) -> String? {
+    static func reason(_ value: String, strict: Bool = true) -> String? {
         let words = value.split(whereSeparator: { $0.isWhitespace })
-        if words.count >= 2 && words.allSatisfy({ Mnemonic.index(of: $0.lowercased()) != nil }) { return "BIP39 mnemonic words" }
+        if strict && words.count >= 2 && words.allSatisfy({ Mnemonic.index(of: $0.lowercased()) != nil }) { return "BIP39 mnemonic words" }
         let findings = SecretDetector.findings(in: value)
         if findings.contains(.mnemonicWords) { return "BIP39 mnemonic words" }
         if findings.contains(.extendedPrivateKey) { return "an extended PRIVATE key" }
