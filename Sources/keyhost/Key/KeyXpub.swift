@@ -66,7 +66,7 @@ struct KeyXpub: ParsableCommand {
         if let xpub, coin == nil, kind == nil { return (path, xpub.family) }
         // The kind and coin the options or the path name; a path with no standard purpose gets the coin's BIP32 family.
         let hint = path.isAbsolute ? AddressInference.hint(path: path) : (kind: nil, coin: nil)
-        let chosenKind = kind ?? hint.kind ?? .p2pkh
+        let chosenKind = kind ?? hint.kind ?? xpub.flatMap { AddressInference.hint(family: $0.family).kind } ?? .p2pkh
         let chosenCoin = coin ?? hint.coin ?? xpub.flatMap { AddressInference.hint(family: $0.family).coin } ?? .bitcoin
         return (path, chosenCoin.extendedKeyVersion(for: chosenKind))
     }
