@@ -38,9 +38,16 @@ public enum BitcoinMessage {
     public static func sign(_ message: [UInt8], with key: PrivateKey, kind: AddressKind = .p2pkh,
                             bip137Headers: Bool = true) throws -> String {
         if !key.isCompressed && kind != .p2pkh && kind != .ethereum { throw AddressError.uncompressedKey(kind) }
-        let signature = try key.signRecoverable(digest: hash(message))
+        return try encode(key.signRecoverable(digest: hash(message)), kind: kind, compressed: key.isCompressed, bip137Headers: bip137Headers)
+    }
+
+    /// Base64 of header || r || s for a signature over `hash(message)` made elsewhere (a Keycard signs the digest
+    /// and returns the recoverable signature); `compressed` says which form of the signer's key the address hashes.
+    public static func encode(_ signature: RecoverableSignature, kind: AddressKind = .p2pkh, compressed: Bool = true,
+                              bip137Headers: Bool = true) throws -> String {
+        if !compressed && kind != .p2pkh && kind != .ethereum { throw AddressError.uncompressedKey(kind) }
         // 27+recid marks an uncompressed key, whose P2PKH address hashes all 65 bytes.
-        var header = key.isCompressed ? 31 : 27
+        var header = compressed ? 31 : 27
         if bip137Headers {
             switch kind {
             case .p2shP2wpkh: header = 35

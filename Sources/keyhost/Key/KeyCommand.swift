@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+
+/// `keyhost key …`: one-line derivation and signing for scripts (like foundry's `cast wallet` and libbitcoin's `bx`).
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Derive addresses and extended keys, sign and verify messages, make and check mnemonics.",
+        discussion: """
+            Keys come from a BIP39 mnemonic, an extended public key (--xpub) or a Keycard (--card). The mnemonic is \
+            read from the environment variable KEYHOST_MNEMONIC (or the one --mnemonic-env names), else typed at a \
+            prompt that does not echo; it is never taken on the command line. A BIP39 passphrase comes from the \
+            variable --passphrase-env names, or a prompt with --passphrase-prompt. A card's PIN and pairing password come from KEYHOST_PIN and \
+            KEYHOST_PAIRING_PASSWORD, else prompts.
+            Examples:
+              KEYHOST_MNEMONIC="$(cat words.txt)" keyhost key address --count 5
+              keyhost key address --xpub zpub6r… --path 0/0 --count 20
+              keyhost key sign-message --coin eth --card "hello"
+            """,
+        subcommands: [KeyAddress.self, KeyXpub.self, KeySignMessage.self, KeyVerifyMessage.self, KeyMnemonic.self]
+    )
+}
+
+/// The one place `keyhost key` turns errors into text and exit codes: malformed input found only while
+/// running (a ValidationError, e.g. --hex text read from a file) keeps status 64 and the "usage" kind, as in
+/// `validate()`, but without a usage line that would not fit; a verdict already printed (ExitCode) passes
+/// through; everything else is reported and exits 1.
+enum KeyFailure {
+    static func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as ValidationError {
+            Failure.report(Failure.kind("usage", error.message))
+            throw ExitCode(64)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            Failure.report(error)
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import KeyhostBindings
+import KeyhostCrypto
+import KeyhostFiles
+
+/// `keyhost key mnemonic new|check`.
+struct KeyMnemonic: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mnemonic",
+        abstract: "Make a new BIP39 mnemonic, or check one without showing it.",
+        subcommands: [New.self, Check.self]
+    )
+
+    struct New: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a new BIP39 mnemonic (English) made from the system CSPRNG.",
+            discussion: """
+                The words go to standard output and nowhere else: redirect them to where they belong \
+                (KEYHOST_MNEMONIC="$(keyhost key mnemonic new)" keeps them off the screen). --json prints {mnemonic, words}.
+                """
+        )
+
+        @Option(parsing: .unconditional, help: ArgumentHelp("How many words: 12, 15, 18, 21 or 24 (128 to 256 bits of entropy).", valueName: "n"))
+        var words = 24
+
+        @Flag(help: "Print a JSON object {mnemonic, words}.")
+        var json = false
+
+        func validate() throws {
+            guard Mnemonic.validWordCounts.contains(words) else {
+                throw ValidationError("--words must be 12, 15, 18, 21 or 24, got \(words)")
+            }
+        }
+
+        func run() throws {
+            try KeyFailure.run {
+                let mnemonic = try Mnemonic.generate(wordCount: words)
+                if json {
+                    try printJSON(["mnemonic": mnemonic.phrase, "words": words])
+                } else {
+                    print(mnemonic.phrase)
+                }
+            }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a BIP39 mnemonic: exit 0 when valid, 1 when not, saying why without showing it.",
+            discussion: """
+                The phrase comes from --stdin, from the variable --mnemonic-env names, else KEYHOST_MNEMONIC, else a \
+                prompt that does not echo; never from the command line. A problem is named precisely: the word count, \
+                the POSITION of a word not in the wordlist, or a checksum that does not match. Neither the phrase nor \
+                any word of it is printed, because output ends up in logs and scrollback; --suggest adds up to three \
+                wordlist words close to an unknown one (which points at a word of the secret: use it at a private terminal).
+                --json prints {valid, words} or {valid, problem (word_count, unknown_word, checksum, too_long), message, \
+                position, suggestions}.
+                """
+        )
+
+        @Flag(help: "Read the mnemonic from standard input.")
+        var stdin = false
+
+        @Option(help: ArgumentHelp("Read the mnemonic from environment variable VAR (default KEYHOST_MNEMONIC, else a prompt).", valueName: "var"))
+        var mnemonicEnv: String?
+
+        @Flag(help: "For a word not in the wordlist, suggest close wordlist words (they hint at the secret word).")
+        var suggest = false
+
+        @Flag(help: "Print a JSON object {valid, words} or {valid, problem, message, position, suggestions}.")
+        var json = false
+
+        // Words typed on the command line are already in shell history; catch them to refuse without echoing any.
+        @Argument(help: .hidden) var words: [String] = []
+
+        func validate() throws {
+            if !words.isEmpty {
+                throw ValidationError("a mnemonic is never taken on the command line (it is now in your shell history: consider it exposed); "
+                    + "pipe it with --stdin, export KEYHOST_MNEMONIC, or type it at the prompt")
+            }
+            try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv)])
+            if stdin && mnemonicEnv != nil { throw ValidationError("--stdin and --mnemonic-env exclude each other") }
+        }
+
+        func run() throws {
+            try KeyFailure.run {
+                let phrase = try read()
+                let text = phrase.text
+                var out: [String: Any] = [:]
+                let verdict: String
+                do {
+                    let mnemonic = try Mnemonic(phrase: text)
+                    let count = mnemonic.entropy.count * 3 / 4
+                    out = ["valid": true, "words": count]
+                    verdict = "valid: \(count) words, BIP39 checksum correct"
+                } catch let error as MnemonicError {
+                    out = ["valid": false, "message": error.description]
+                    var line = "invalid: " + error.description.replacingOccurrences(of: "invalid mnemonic: ", with: "")
+                    switch error {
+                    case .wordCount(let n): out["problem"] = "word_count"; out["words"] = n
+                    case .checksum: out["problem"] = "checksum"
+                    case .tooLong: out["problem"] = "too_long"
+                    case .entropyLength: out["problem"] = "entropy_length"
+                    case .unknownWord(let position, _):
+                        out["problem"] = "unknown_word"
+                        out["position"] = position
+                        if suggest {
+                            let close = Mnemonic.suggestions(forWordAt: position, in: text)
+                            out["suggestions"] = close
+                            line += close.isEmpty ? "\nno wordlist word is close to word \(position)"
+                                : "\nword \(position) might be: \(close.joined(separator: ", "))"
+                        }
+                    }
+                    verdict = line
+                }
+                if json { try printJSON(out) } else { print(verdict) }
+                if out["valid"] as? Bool != true { throw ExitCode(1) }
+            }
+        }
+
+        private func read() throws -> SecretBytes {
+            guard stdin else {
+                return try SecretEnvironment.mnemonic(variable: mnemonicEnv, alternatives: ", or pipe it with --stdin").phrase
+            }
+            // One byte over the limit is enough for the parser to name the limit; the copy is wiped at once.
+            var bytes: [UInt8]
+            do { bytes = try BoundedFile.readStandardInput(limit: InputLimit.mnemonic + 1) } catch {
+                throw Failure.kind("io", "cannot read the mnemonic from standard input: \(error)")
+            }
+            defer { for i in bytes.indices { bytes[i] = 0 } }
+            guard !bytes.isEmpty else { throw Failure.kind("no_secret", "standard input was empty; pipe the mnemonic in") }
+            return SecretBytes(bytes)
+        }
+    }
+}

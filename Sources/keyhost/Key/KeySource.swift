@@ -1,0 +1,138 @@
+import KeyhostBindings
+import KeyhostCard
+import KeyhostCrypto
+
+/// The keys of one `keyhost key` command, opened: a seed's master node, an extended public key, or a
+/// PIN-verified Keycard session. Each operation asks the card as little as it can (one EXPORT KEY of the
+/// parent for a run of addresses).
+final class KeySource {
+    enum Backing {
+        case seed(HDNode)
+        case xpub(HDNode)
+        case card(CardConnection)
+    }
+
+    let backing: Backing
+
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// Opens the source the options name (the mnemonic is read and checked here, the card's PIN verified).
+    static func open(_ options: KeySourceOptions) throws -> KeySource {
+        switch options.kind {
+        case .xpub:
+            guard let parsed = try options.parsedXpub() else { throw Failure.message("--xpub is missing") }
+            return KeySource(.xpub(parsed.node))
+        case .card:
+            return KeySource(.card(try options.cardOptions.connect()))
+        case .mnemonic:
+            let (phrase, origin) = try SecretEnvironment.mnemonic(variable: options.mnemonicEnv, alternatives: "; or use --xpub KEY or --card")
+            let mnemonic = try SecretEnvironment.parse(phrase, origin: origin)
+            let passphrase = try SecretEnvironment.passphrase(variable: options.passphraseEnv, prompt: options.passphrasePrompt)
+            return KeySource(.seed(try HDNode(seed: mnemonic.seed(passphrase: passphrase.text))))
+        }
+    }
+
+    /// Drops the card's secure channel; the seed's memory is wiped when the node goes.
+    func close() {
+        if case .card(let connection) = backing { connection.close() }
+    }
+
+    /// The public keys at `parent/child` for each child (the parent itself when `children` is empty).
+    func publicKeys(parent: DerivationPath, children: [UInt32]) throws -> [PublicKey] {
+        switch backing {
+        case .seed(let node), .xpub(let node):
+            let base = try node.derive(parent)
+            if children.isEmpty { return [base.publicKey] }
+            return try children.map { try base.derive(child: $0).publicKey }
+        case .card(let connection):
+            if children.count > 1 && children.allSatisfy({ $0 < DerivationPath.hardenedOffset }) {
+                let base = try cardNode(connection.card, at: parent, withFingerprint: false)
+                return try children.map { try base.derive(child: $0).publicKey }
+            }
+            let paths = children.isEmpty ? [parent] : try children.map { try parent.appending(DerivationPath(indexes: [$0], absolute: false)) }
+            return try paths.map { path in
+                guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: path.indexes)).resolvedPublicKey else {
+                    throw KeycardError.invalidResponse(.exportKey, "no public key for \(path)")
+                }
+                // The card writes keys uncompressed; BIP32 wallets (and so the mnemonic here) use the compressed form.
+                return key.compressed(true)
+            }
+        }
+    }
+
+    /// The public node (key, chain code, depth, parent fingerprint) at `path`.
+    func extendedPublicNode(at path: DerivationPath) throws -> HDNode {
+        switch backing {
+        case .seed(let node), .xpub(let node):
+            return try node.derive(path).neutered()
+        case .card(let connection):
+            return try cardNode(connection.card, at: path, withFingerprint: true)
+        }
+    }
+
+    /// The master key's fingerprint (for key origins such as [d34db33f/84'/0'/0']), when the source knows the master.
+    func masterFingerprint() throws -> UInt32? {
+        switch backing {
+        case .seed(let node): return node.fingerprint
+        case .xpub(let node): return node.depth == 0 ? node.fingerprint : nil
+        case .card(let connection):
+            guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
+            return Self.fingerprint(key)
+        }
+    }
+
+    /// A signature over a 32-byte digest by the key at `path` (from the master), and that key.
+    func sign(digest: [UInt8], at path: DerivationPath) throws -> (signature: RecoverableSignature, publicKey: PublicKey) {
+        switch backing {
+        case .seed(let master):
+            let node = try master.derive(path)
+            guard let key = node.privateKey else { throw Failure.message("no private key at \(path)") }
+            return (try key.signRecoverable(digest: digest), key.publicKey)
+        case .xpub:
+            throw Failure.message("an --xpub holds no private key and cannot sign; use the mnemonic or --card")
+        case .card(let connection):
+            // The card returns its public key; KeycardSignature found the recovery id by recovering that key.
+            let answer = try connection.card.sign(digest: digest, mode: .derive(KeyPath(source: .master, components: path.indexes)))
+            guard answer.isValid else { throw KeycardError.invalidResponse(.sign, "the signature does not verify against the card's public key") }
+            return (answer.signature, answer.publicKey.compressed(true))
+        }
+    }
+
+    /// EXPORT KEY (extended public) at `path`, as a public node. The parent fingerprint needs the parent's key:
+    /// one more EXPORT KEY, only when asked (addresses below the node do not depend on it).
+    private func cardNode(_ card: KeycardCommandSet, at path: DerivationPath, withFingerprint: Bool) throws -> HDNode {
+        let exported = try card.exportKey(.extendedPublic, path: KeyPath(source: .master, components: path.indexes))
+        guard let key = exported.resolvedPublicKey, let chainCode = exported.chainCode else {
+            throw KeycardError.invalidResponse(.exportKey, "no extended public key for \(path)")
+        }
+        var parentFingerprint: UInt32 = 0
+        if withFingerprint && path.depth > 0 {
+            guard let parentKey = try card.exportKey(.publicOnly, path: KeyPath(source: .master, components: Array(path.indexes.dropLast()))).resolvedPublicKey else {
+                throw KeycardError.invalidResponse(.exportKey, "no public key for the parent of \(path)")
+            }
+            parentFingerprint = Self.fingerprint(parentKey)
+        }
+        // BIP32 serialization is the public way to build a node from its parts.
+        var data = Self.bigEndian(ExtendedKeyVersion.xpub.publicVersion)
+        data.append(UInt8(truncatingIfNeeded: path.depth))
+        data += Self.bigEndian(parentFingerprint)
+        data += Self.bigEndian(path.indexes.last ?? 0)
+        data += chainCode
+        data += key.compressed
+        return try HDNode.parse(Base58.encodeCheck(data)).node
+    }
+
+    static func fingerprint(_ key: PublicKey) -> UInt32 {
+        Hash.hash160(key.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+}
+
+/// Eight hex digits, as fingerprints are written in key origins.
+func fingerprintHex(_ value: UInt32) -> String {
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+}
