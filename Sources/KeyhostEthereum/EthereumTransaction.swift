@@ -193,6 +193,8 @@ public struct EthereumTransaction: Equatable, Sendable {
 /// A transaction that cannot be built, signed or decoded; `field` uses the snake_case names of TX.json and Lua.
 public enum TransactionError: Error, Equatable, CustomStringConvertible {
     case field(String, String)
+    /// A name that is not a field, usually a typo (`gasLimit` for `gas`).
+    case unknownField(String, known: [String])
     case unsigned
     case highS
     case badSignature(String)
@@ -202,6 +204,8 @@ public enum TransactionError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .field(let name, let problem): return "transaction field '\(name)' \(problem)"
+        case .unknownField(let name, let known):
+            return "unknown transaction field '\(name)'; the fields are \(known.joined(separator: ", "))"
         case .unsigned: return "the transaction is not signed; sign it first"
         case .highS: return "the signature's s is in the upper half of the curve order, which Ethereum rejects since Homestead (EIP-2)"
         case .badSignature(let detail): return "the transaction's signature is invalid: \(detail)"

@@ -26,6 +26,15 @@ public indirect enum JSONValue: Hashable, Sendable {
         return members.first { $0.key == key }?.value
     }
 
+    /// The members of an object; an empty array counts as an empty object, because an empty Lua table is both.
+    public var objectMembers: [Member]? {
+        switch self {
+        case .object(let members): return members
+        case .array(let items) where items.isEmpty: return []
+        default: return nil
+        }
+    }
+
     /// JSON's name for the kind of value, for error messages.
     public var kindName: String {
         switch self {

@@ -18,7 +18,7 @@ public struct TransactionFields {
     public init(_ json: JSONValue) throws {
         guard case .object(let members) = json else { throw TransactionError.field("(transaction)", "must be an object with named fields, got \(json.kindName)") }
         for member in members where !Self.names.contains(member.key) {
-            throw TransactionError.field(member.key, "is not a transaction field; known fields: \(Self.names.joined(separator: ", "))")
+            throw TransactionError.unknownField(member.key, known: Self.names)
         }
         func present(_ name: String) -> JSONValue? {
             guard let value = json[name] else { return nil }

@@ -33,15 +33,15 @@ public struct TypedData: Sendable {
     }
 
     public init(_ document: JSONValue) throws {
-        guard case .object(let top) = document else { throw TypedDataError("the document must be an object {types, primaryType, domain, message}, got \(document.kindName)") }
+        guard let top = document.objectMembers else { throw TypedDataError("the document must be an object {types, primaryType, domain, message}, got \(document.kindName)") }
         for member in top where !["types", "primaryType", "domain", "message"].contains(member.key) {
             throw TypedDataError("unknown top-level field '\(member.key)'; a typed-data document has types, primaryType, domain and message")
         }
-        guard case .object(let typeList)? = document["types"] else { throw TypedDataError("'types' is missing or not an object of struct definitions") }
+        guard let typeList = document["types"]?.objectMembers else { throw TypedDataError("'types' is missing or not an object of struct definitions") }
         guard case .string(let primary)? = document["primaryType"] else { throw TypedDataError("'primaryType' is missing or not a string; name the struct being signed") }
         guard typeList.count <= Self.maxTypes else { throw TypedDataError("'types' defines \(typeList.count) structs, over the limit of \(Self.maxTypes)") }
         let domain = document["domain"] ?? .object([])
-        guard case .object(let domainMembers) = domain else { throw TypedDataError("'domain' must be an object, got \(domain.kindName)") }
+        guard let domainMembers = domain.objectMembers else { throw TypedDataError("'domain' must be an object, got \(domain.kindName)") }
         let message = document["message"] ?? .null
 
         let names = Set(typeList.map(\.key))
@@ -169,7 +169,7 @@ public struct TypedData: Sendable {
     private func hashStruct(_ name: String, _ value: JSONValue, path: String, depth: Int, cache: inout [String: [UInt8]]) throws -> [UInt8] {
         guard depth <= Self.maxDepth else { throw TypedDataError("\(path): structs nest deeper than \(Self.maxDepth) levels") }
         guard let members = types[name] else { throw TypedDataError("\(path): type '\(name)' is not defined") }
-        guard case .object(let given) = value else {
+        guard let given = value.objectMembers else {
             throw TypedDataError("\(path) must be an object (a \(name)), got \(value.kindName)")
         }
         for field in given where !members.contains(where: { $0.name == field.key }) {

@@ -83,7 +83,7 @@ struct TransactionTests {
     }
 
     static let badFields: [(String, JSONValue, String)] = [
-        ("unknown name", .string("1"), "'gasLimit' is not a transaction field"),
+        ("unknown name", .string("1"), "unknown transaction field 'gasLimit'"),
         ("value over 256 bits", .string("0x1" + String(repeating: "0", count: 64)), "does not fit in 256 bits"),
         ("negative value", .number("-1"), "negative"),
         ("fractional value", .number("1.5"), "whole number"),
