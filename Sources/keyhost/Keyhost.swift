@@ -15,7 +15,7 @@ struct Keyhost: ParsableCommand {
             and otherwise runs standard input as a script.
             """,
         version: KeyhostModules.version,
-        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, Discover.self, TokenCommand.self]
+        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, Discover.self, TokenCommand.self, EthCommand.self]
     )
 
     @Option(name: .customShort("e"), help: ArgumentHelp("Run CODE and print what it returns (like 'keyhost eval').", valueName: "code"))
