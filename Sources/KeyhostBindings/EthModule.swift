@@ -18,7 +18,15 @@ enum EthModule {
                 try ctx.return(RLPValues.lua(try RLP.decode(try ctx.bytes(1))))
             }
             module.function("tx") { ctx in
-                let fields = try TransactionFields(try LuaJSON.json(try ctx.value(1), position: 1, what: "transaction"))
+                // JSON text too: keyhost.json turns numbers beyond 64 bits into json.number tables, the text keeps them exact.
+                let json: JSONValue
+                if ctx.typeName(1) == "string" {
+                    json = try JSONValue.parse(try ctx.bytes(1))
+                } else {
+                    guard ctx.typeName(1) == "table" else { throw LuaArgumentError(1, "transaction table or JSON text expected, got \(ctx.typeName(1))") }
+                    json = try LuaJSON.json(try ctx.value(1), position: 1, what: "transaction")
+                }
+                let fields = try TransactionFields(json)
                 ctx.push(object: TxObject(fields.transaction))
                 return 1
             }

@@ -104,6 +104,10 @@ t.test("transactions: build, sign, serialize, decode, recover", function()
   local seen
   t.eq(tx:sign(function(digest) seen = digest; return require("keyhost.ec").sign(node, digest) end):serialize(), raw)
   t.eq(seen, tx:signing_hash())
+  -- TX.json text works too, with amounts beyond 64 bits as JSON numbers.
+  local big = eth.tx('{"chain_id":1,"nonce":0,"gas":21000,"gas_price":1,"to":"","value":123456789012345678901234567890}')
+  t.eq(big:fields().value, "123456789012345678901234567890")
+  t.raises(function() eth.tx(42) end, "transaction table or JSON text expected")
 end)
 
 t.test("transactions: legacy EIP-155 and EIP-2930 with an access list", function()
