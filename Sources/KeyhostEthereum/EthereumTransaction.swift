@@ -189,28 +189,3 @@ public struct EthereumTransaction: Equatable, Sendable {
     /// The sender's 20-byte address.
     public func sender() throws -> [UInt8] { EthereumAddress.addressBytes(of: try senderPublicKey()) }
 }
-
-/// A transaction that cannot be built, signed or decoded; `field` uses the snake_case names of TX.json and Lua.
-public enum TransactionError: Error, Equatable, CustomStringConvertible {
-    case field(String, String)
-    /// A name that is not a field, usually a typo (`gasLimit` for `gas`).
-    case unknownField(String, known: [String])
-    case unsigned
-    case highS
-    case badSignature(String)
-    case decode(String)
-    case rlp(RLPError)
-
-    public var description: String {
-        switch self {
-        case .field(let name, let problem): return "transaction field '\(name)' \(problem)"
-        case .unknownField(let name, let known):
-            return "unknown transaction field '\(name)'; the fields are \(known.joined(separator: ", "))"
-        case .unsigned: return "the transaction is not signed; sign it first"
-        case .highS: return "the signature's s is in the upper half of the curve order, which Ethereum rejects since Homestead (EIP-2)"
-        case .badSignature(let detail): return "the transaction's signature is invalid: \(detail)"
-        case .decode(let detail): return "invalid raw transaction: \(detail)"
-        case .rlp(let error): return "invalid raw transaction: \(error)"
-        }
-    }
-}

@@ -98,6 +98,7 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
     public let offset: Int
     public let problem: String
     public var description: String { "invalid JSON at byte \(offset): \(problem)" }
+    public var kind: String { "invalid_json" }
 }
 
 private struct JSONParser {

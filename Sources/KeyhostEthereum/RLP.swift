@@ -148,6 +148,9 @@ public struct RLPError: Error, Equatable, CustomStringConvertible {
         self.problem = problem
     }
 
+    /// Machine-readable kind, as `--json` and Lua's structured errors report it.
+    public var kind: String { "invalid_rlp" }
+
     public var description: String {
         let at = "invalid RLP at byte \(offset): "
         switch problem {

@@ -200,28 +200,3 @@ public enum QuantityError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
-
-func hexNibble(_ c: UInt8) -> UInt8? {
-    switch c {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-}
-
-private let hexAlphabet = Array("0123456789abcdef".utf8)
-
-/// Lower-case hex without prefix.
-func hexDigits<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        out.append(hexAlphabet[Int(b >> 4)])
-        out.append(hexAlphabet[Int(b & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
-/// "0x" + lower-case hex.
-public func hex0x<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 { "0x" + hexDigits(bytes) }
