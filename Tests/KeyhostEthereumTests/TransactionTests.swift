@@ -41,6 +41,17 @@ struct TransactionTests {
         }
     }
 
+    @Test("the example of EIP-155: signing payload, hash and signed bytes")
+    func eip155Example() throws {
+        let tx = try EthereumTransaction(kind: .legacy, chainID: UInt256(1), nonce: UInt256(9), gasPrice: UInt256(20_000_000_000), gas: UInt256(21000),
+                                         to: [UInt8](repeating: 0x35, count: 20), value: UInt256(1_000_000_000_000_000_000))
+        #expect(hex(tx.signingPayload) == "0xec098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a764000080018080")
+        #expect(hex(tx.signingHash) == "0xdaf5a779ae972f972197303d7b574746c7ef83eadac0f2791ad23db92e4c8e53")
+        let signed = try tx.signed(with: try PrivateKey(bytes: [UInt8](repeating: 0x46, count: 32)))
+        #expect(hex(try signed.serialized()) == "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400008025a0"
+            + "28ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83")
+    }
+
     @Test("a signer closure (as a card signs) gives the same transaction as the key")
     func signerClosure() throws {
         let key = try PrivateKey(bytes: [UInt8](repeating: 0x11, count: 32))
