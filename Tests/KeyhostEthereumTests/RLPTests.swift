@@ -10,6 +10,8 @@ struct RLPTests {
                                   + String(repeating: "x", count: 1024)).utf8.prefix(1024))
 
     static func s(_ text: String) -> RLPItem { .bytes(Array(text.utf8)) }
+    /// A decimal integer (the vectors' "#…" inputs); text that does not parse gives a list, which fails the comparison.
+    static func n(_ text: String) -> RLPItem { (try? UInt256(parsing: text)).map { RLPItem.integer($0) } ?? .list([]) }
 
     static let valid: [(String, RLPItem, String)] = [
         ("emptystring", .bytes([]), "80"),
@@ -28,13 +30,18 @@ struct RLPTests {
         ("mediumint1", .integer(128), "8180"),
         ("mediumint2", .integer(1000), "8203e8"),
         ("mediumint3", .integer(100000), "830186a0"),
-        ("mediumint4", .integer(UInt256(bigEndian: [0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, 0x00])!),
-         "90102030405060708090a0b0c0d0e0f000"),
+        ("mediumint4", n("83729609699884896815286331701780722"), "8f102030405060708090a0b0c0d0e0f2"),
+        ("mediumint5", n("105315505618206987246253880190783558935785933862974822347068935681"),
+         "9c0100020003000400050006000700080009000a000b000c000d000e01"),
         ("emptylist", .list([]), "c0"),
         ("stringlist", .list([s("dog"), s("god"), s("cat")]), "cc83646f6783676f6483636174"),
         ("multilist", .list([s("zw"), .list([.integer(4)]), .integer(1)]), "c6827a77c10401"),
         ("shortListMax1", .list(["asdf", "qwer", "zxcv", "asdf", "qwer", "zxcv", "asdf", "qwer", "zxcv", "asdf", "qwer"].map(s)),
          "f784617364668471776572847a78637684617364668471776572847a78637684617364668471776572847a78637684617364668471776572"),
+        ("longList1", .list([RLPItem](repeating: .list([s("asdf"), s("qwer"), s("zxcv")]), count: 4)),
+         "f840" + String(repeating: "cf84617364668471776572847a786376", count: 4)),
+        ("longList2", .list([RLPItem](repeating: .list([s("asdf"), s("qwer"), s("zxcv")]), count: 32)),
+         "f90200" + String(repeating: "cf84617364668471776572847a786376", count: 32)),
         ("listsoflists", .list([.list([.list([]), .list([])]), .list([])]), "c4c2c0c0c0"),
         ("listsoflists2", .list([.list([]), .list([.list([])]), .list([.list([]), .list([.list([])])])]), "c7c0c1c0c3c0c1c0"),
         ("dictTest1", .list([.list([s("key1"), s("val1")]), .list([s("key2"), s("val2")]), .list([s("key3"), s("val3")]), .list([s("key4"), s("val4")])]),
@@ -66,6 +73,15 @@ struct RLPTests {
         ("int32Overflow", "bf0f000000000000021111", "truncated"),
         ("int64Overflow", "bfffffffffffffffff0000", "corrupt"),
         ("lengthOfLengthTruncated", "b9ff", "truncated"),
+        ("int32Overflow2", "ff0f000000000000021111", "truncated"),
+        ("wrongSizeList2", "f80100", "non-canonical"),
+        ("incorrectLengthInArray", "b9002100dc2b275d0f74e8a53e6f4ec61b27f24278820be3f82ea2110e582081b0565df0", "leading zero"),
+        ("leadingZerosInLongLengthArray2", "b800", "leading zero"),
+        ("leadingZerosInLongLengthList1", "fb00000040000102030405060708090a0b0c0d0e0f", "leading zero"),
+        ("leadingZerosInLongLengthList2", "f800", "leading zero"),
+        ("nonOptimalLongLengthArray2", "b801ff", "non-canonical"),
+        ("nonOptimalLongLengthList1", "f810000102030405060708090a0b0c0d0e0f", "non-canonical"),
+        ("nonOptimalLongLengthList2", "f803112233", "non-canonical"),
         ("trailing bytes", "8300000000", "follow the complete item"),
         ("two items", "0101", "follow the complete item"),
         ("listInsideTruncated", "c3c58000", "truncated"),
