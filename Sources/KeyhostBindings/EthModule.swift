@@ -22,8 +22,7 @@ enum EthModule {
                 if ctx.typeName(1) == "string" {
                     json = try JSONValue.parse(try ctx.bytes(1))
                 } else {
-                    guard ctx.typeName(1) == "table" else { throw LuaArgumentError(1, "transaction table or JSON text expected, got \(ctx.typeName(1))") }
-                    json = try LuaJSON.json(try ctx.value(1), position: 1, what: "transaction")
+                    json = try LuaJSON.json(.table(try LuaJSON.table(ctx, 1, what: "transaction")), position: 1, what: "transaction")
                 }
                 let fields = try TransactionFields(json)
                 ctx.push(object: TxObject(fields.transaction))
@@ -55,8 +54,7 @@ enum EthModule {
         if ctx.typeName(i) == "string" {
             return try TypedData(json: try ctx.bytes(i))
         }
-        guard ctx.typeName(i) == "table" else { throw LuaArgumentError(i, "typed-data table or JSON text expected, got \(ctx.typeName(i))") }
-        return try TypedData(try LuaJSON.json(try ctx.value(i), position: i, what: "typed data"))
+        return try TypedData(try LuaJSON.json(.table(try LuaJSON.table(ctx, i, what: "typed-data")), position: i, what: "typed data"))
     }
 
     /// Raw transaction bytes, or the same as "0x…" text (a raw transaction never starts with the byte '0').

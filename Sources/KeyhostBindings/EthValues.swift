@@ -5,6 +5,13 @@ import LuaRuntime
 enum LuaJSON {
     static let maxDepth = 64
 
+    /// Argument `i` as a table, copied raw: a metatable's `__name` (keyhost.json's `json.object`) does not matter.
+    static func table(_ ctx: LuaContext, _ i: Int32, what: String) throws -> LuaTable {
+        do { return try ctx.table(i) } catch {
+            throw LuaArgumentError(i, "\(what) table or JSON text expected, got \(ctx.typeName(i))")
+        }
+    }
+
     static func json(_ value: LuaValue, position: Int32, what: String, path: String = "", depth: Int = 0) throws -> JSONValue {
         let at = path.isEmpty ? what : path
         guard depth <= maxDepth else { throw LuaArgumentError(position, "\(at): tables nest deeper than \(maxDepth) levels") }
@@ -36,6 +43,11 @@ enum LuaJSON {
             }
             return .object(members)
         case .reference(let ref):
+            if ref.typeName == "table" {
+                // Nested tables with metatables stay references (keyhost.json marks objects, arrays and big numbers so).
+                throw LuaArgumentError(position, "\(at) is a table with a metatable (keyhost.json makes them); pass the JSON text itself, "
+                                       + "or plain tables")
+            }
             throw LuaArgumentError(position, "\(at) is a \(ref.typeName); only strings, numbers, booleans and tables can be given")
         }
     }

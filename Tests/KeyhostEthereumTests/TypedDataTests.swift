@@ -34,6 +34,21 @@ struct TypedDataTests {
         #expect(try data.recoverAddress(signature) == "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826")
     }
 
+    @Test("without EIP712Domain in types, the domain type is built from the standard fields present, as eth-account does")
+    func inferredDomain() throws {
+        guard case .object(let top) = try JSONValue.parse(Array(Self.mail.utf8)), case .object(let types)? = top.first(where: { $0.key == "types" })?.value
+        else { Issue.record("Mail example is not an object"); return }
+        let withoutDomainType = top.map { member in
+            member.key == "types" ? JSONValue.Member("types", .object(types.filter { $0.key != "EIP712Domain" })) : member
+        }
+        #expect(hex(try TypedData(.object(withoutDomainType)).digest()) == "0xbe609aee343fb3c4b28e1df9e632fca64fcfaede20f02e86244efddf30957bd2")
+        // Fields in another order and a subset: eth-account's digest for domain {chainId: 1, name: "Ether Mail"}.
+        let reordered = withoutDomainType.map { member in
+            member.key == "domain" ? JSONValue.Member("domain", .object([.init("chainId", .number("1")), .init("name", .string("Ether Mail"))])) : member
+        }
+        #expect(hex(try TypedData(.object(reordered)).digest()) == "0xa286dca0926918b23afa7f442b8b60116361a16aed23ad4565195448c7cc0259")
+    }
+
     @Test("random documents with nested structs and arrays: digests and signatures equal eth-account's, both ways")
     func againstEthAccount() throws {
         let cases = try EthOracle.runJSON(["typed-cases", "150", "712"]).items
