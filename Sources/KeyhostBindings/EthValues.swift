@@ -8,7 +8,12 @@ enum LuaJSON {
     /// Argument `i` as a table, copied raw: a metatable's `__name` (keyhost.json's `json.object`) does not matter.
     static func table(_ ctx: LuaContext, _ i: Int32, what: String) throws -> LuaTable {
         do { return try ctx.table(i) } catch {
-            throw LuaArgumentError(i, "\(what) table or JSON text expected, got \(ctx.typeName(i))")
+            // A table that does not convert (a cycle, too deep) keeps its own error; anything else is the wrong type.
+            switch try ctx.value(i) {
+            case .table: throw error
+            case .reference(let ref) where ref.typeName == "table": throw error
+            default: throw LuaArgumentError(i, "\(what) table or JSON text expected, got \(ctx.typeName(i))")
+            }
         }
     }
 
