@@ -3,6 +3,8 @@ public enum TransactionError: Error, Equatable, CustomStringConvertible {
     case field(String, String)
     /// A name that is not a field, usually a typo (`gasLimit` for `gas`).
     case unknownField(String, known: [String])
+    /// The transaction given is not an object (an array, a string…).
+    case notAnObject(String)
     case unsigned
     case highS
     case badSignature(String)
@@ -28,6 +30,7 @@ public enum TransactionError: Error, Equatable, CustomStringConvertible {
         case .field(let name, let problem): return "transaction field '\(name)' \(problem)"
         case .unknownField(let name, let known):
             return "unknown transaction field '\(name)'; the fields are \(known.joined(separator: ", "))"
+        case .notAnObject(let kind): return "a transaction is an object with named fields (chain_id, nonce, …), got \(kind)"
         case .unsigned: return "the transaction is not signed; sign it first"
         case .highS: return "the signature's s is in the upper half of the curve order, which Ethereum rejects since Homestead (EIP-2)"
         case .badSignature(let detail): return "the transaction's signature is invalid: \(detail)"

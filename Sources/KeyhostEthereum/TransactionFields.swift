@@ -16,7 +16,7 @@ public struct TransactionFields {
 
     /// Reads a transaction object. Unknown names are refused, so a typo is an error rather than a default.
     public init(_ json: JSONValue) throws {
-        guard case .object(let members) = json else { throw TransactionError.field("(transaction)", "must be an object with named fields, got \(json.kindName)") }
+        guard case .object(let members) = json else { throw TransactionError.notAnObject(json.kindName) }
         for member in members where !Self.names.contains(member.key) {
             throw TransactionError.unknownField(member.key, known: Self.names)
         }
