@@ -47,13 +47,11 @@ struct EthKeyOptions: ParsableArguments {
             guard let key = node.privateKey else { throw Failure.message("the derived node has no private key") }
             return EthDigestSigner(sign: { try key.signRecoverable(digest: $0) }, close: {})
         }
+        // The path is checked before the card is opened, so a bad path costs no PIN entry.
+        let keyPath: KeyPath
+        do { keyPath = try KeyPath(path) } catch { throw Failure.message("--path \(path) cannot be sent to the card: \(error)") }
         let connection = try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
                                             virtualHint: "--card --reader virtual --card-state FILE")
-        let keyPath: KeyPath
-        do { keyPath = try KeyPath(path) } catch {
-            connection.close()
-            throw Failure.kind("usage", "--path \(path): \(error)")
-        }
         return EthDigestSigner(sign: { digest in try connection.card.sign(digest: digest, mode: .derive(keyPath)).signature },
                                close: { connection.close() })
     }
