@@ -64,6 +64,21 @@ import Testing
         #expect(checks.map { $0["reencoded"] } == raws)
     }
 
+    @Test("--passphrase-env and --path pick the key hd.from_mnemonic derives")
+    func passphraseAndPath() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = Self.env
+        env["PASS"] = "TREZOR"
+        let expected = try Keyhost.run(["run", "-"], stdin: #"print(require("keyhost.hd").from_mnemonic(os.getenv("WORDS"), {passphrase = "TREZOR"}):derive("m/44'/60'/0'/0/3"):address{coin = "eth"})"#,
+                                       environment: env).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(expected.hasPrefix("0x") && expected != Self.address, "\(expected)")
+        let run = try Keyhost.run(["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--passphrase-env", "PASS", "--path", "m/44'/60'/0'/0/3", "--json"],
+                                  cwd: dir, environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Self.json(run.stdout)["from"] as? String == expected)
+    }
+
     @Test("--json prints raw, hash, from, v, r, s with the fields (docs/json.md)")
     func signTxJSON() throws {
         let dir = try Self.scratch()
