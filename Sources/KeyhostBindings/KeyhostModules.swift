@@ -19,6 +19,7 @@ public enum KeyhostModules {
         CardModule.register(in: state, readers: cardReaders)
         DiscoveryModule.register(in: state)
         TokenModule.register(in: state)
+        EthModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }

@@ -1,0 +1,49 @@
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostEthereum
+import LuaRuntime
+
+/// What signs a 32-byte digest for `tx:sign` and `eth.sign_typed_data`.
+enum EthSigner {
+    /// A private key (32 bytes, `keyhost.ec.private_key`, private `keyhost.hd.node`), a card session (`{path = "m/…"}`
+    /// in the options at `options`, else the card's current key), or a Lua function(digest) returning a signature.
+    static func resolve(_ ctx: LuaContext, _ i: Int32, options: Int32) throws -> ([UInt8]) throws -> RecoverableSignature {
+        switch ctx.typeName(i) {
+        case CardSessionObject.luaTypeName:
+            let session = try ctx.object(i, as: CardSessionObject.self)
+            let path = try Options(ctx, options, allowed: ["path"]).string("path")
+            let mode: SignMode
+            if let path {
+                do { mode = .derive(try KeyPath(path)) } catch { throw LuaArgumentError(options, "option 'path': \(error)") }
+            } else {
+                mode = .current
+            }
+            return { digest in
+                let card = try session.live()
+                defer { session.noteChannel(card) }
+                return try cardCall("SIGN") { try card.sign(digest: digest, mode: mode) }.signature
+            }
+        case "function":
+            _ = try Options(ctx, options, allowed: [])
+            let function = try ctx.function(i)
+            return { digest in
+                let results = try ctx.call(function, [.string(digest)])
+                switch results.first ?? .nil {
+                case .string(let rsv): return try RecoverableSignature(rsv: rsv)
+                case .table(let table):
+                    if case .string(let rsv) = table["rsv"] { return try RecoverableSignature(rsv: rsv) }
+                    throw BindingError("the signer function returned a table without 'rsv'; return what keyhost.ec.sign or s:sign returns")
+                default:
+                    throw BindingError("the signer function returned \((results.first ?? .nil).typeName); return a signature table or 65 bytes r..s..v")
+                }
+            }
+        default:
+            if ctx.typeName(i) == "string" || ctx.typeName(i) == PrivateKeyObject.luaTypeName || ctx.typeName(i) == NodeObject.luaTypeName {
+                _ = try Options(ctx, options, allowed: [])
+                let key = try KeyArguments.privateKey(ctx, i)
+                return { try key.signRecoverable(digest: $0) }
+            }
+            throw LuaArgumentError(i, "\(KeyArguments.privateForms), \(CardSessionObject.luaTypeName) or signer function expected, got \(ctx.typeName(i))")
+        }
+    }
+}

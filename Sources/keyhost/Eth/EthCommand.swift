@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import KeyhostBindings
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostEthereum
+import KeyhostFiles
+
+/// `keyhost eth …`: sign Ethereum transactions and EIP-712 typed data with a mnemonic or a Keycard; decode raw transactions.
+struct EthCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eth",
+        abstract: "Sign Ethereum transactions and EIP-712 typed data; decode raw transactions.",
+        discussion: """
+            Keys come from --mnemonic-env VAR (the phrase from that environment variable, never from the command line) \
+            or from a Keycard with --card (PIN from KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a \
+            software card). TX.json uses the names of keyhost.eth's tables; docs/json.md shows them.
+            """,
+        subcommands: [EthSignTx.self, EthSignTypedData.self, EthDecodeTx.self]
+    )
+
+    /// Largest TX.json, typed-data document or raw transaction read.
+    static let inputLimit = BoundedFile.mebibyte
+
+    /// The bytes of FILE, or standard input for "-".
+    static func read(_ path: String) throws -> [UInt8] {
+        path == "-" ? try BoundedFile.readStandardInput(limit: inputLimit) : try BoundedFile.read(path, limit: inputLimit)
+    }
+
+    static func parseJSON(_ bytes: [UInt8], what: String) throws -> JSONValue {
+        do { return try JSONValue.parse(bytes, maxBytes: inputLimit) } catch { throw Failure.kind("invalid_input", "\(what) is not valid JSON: \(error)") }
+    }
+}
+
+/// JSON values printed with the CLI's usual formatting (sorted keys, pretty); numbers are 64-bit here by construction.
+func foundationJSON(_ value: JSONValue) -> Any {
+    switch value {
+    case .null: return NSNull()
+    case .bool(let b): return b
+    case .number(let text): return Int64(text).map { $0 as Any } ?? text
+    case .string(let s): return s
+    case .array(let items): return items.map(foundationJSON)
+    case .object(let members): return Dictionary(members.map { ($0.key, foundationJSON($0.value)) }, uniquingKeysWith: { a, _ in a })
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import KeyhostBindings
+import KeyhostCard
+import KeyhostCrypto
+
+/// Where the signing key comes from: a mnemonic in the environment or a card, and the derivation path.
+struct EthKeyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR.", valueName: "var"))
+    var mnemonicEnv: String?
+
+    @Option(help: ArgumentHelp("With --mnemonic-env: read the BIP39 passphrase from environment variable VAR.", valueName: "var"))
+    var passphraseEnv: String?
+
+    @Flag(help: "Sign with a Keycard (PIN from KEYHOST_PIN, else a prompt).")
+    var card = false
+
+    @Option(help: ArgumentHelp("With --card: the reader's name (or a unique part), its number in 'keyhost card list', or 'virtual'.", valueName: "reader"))
+    var reader: String?
+
+    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file.", valueName: "file"))
+    var cardState: String?
+
+    @Option(help: ArgumentHelp("The derivation path of the signing key.", valueName: "path"))
+    var path = "m/44'/60'/0'/0/0"
+
+    func validate() throws {
+        if card == (mnemonicEnv != nil) {
+            throw ValidationError(card ? "give one key source: --card or --mnemonic-env VAR, not both" : "give a key source: --mnemonic-env VAR or --card")
+        }
+        if !card && (reader != nil || cardState != nil) { throw ValidationError("--reader and --card-state go with --card") }
+        if cardState != nil && reader?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --reader virtual") }
+        if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
+    }
+
+    /// A signer for 32-byte digests; `close` releases the card. The address is the signer's, for output and checks.
+    func signer() throws -> EthDigestSigner {
+        if let mnemonicEnv {
+            let phrase = try environmentValue(mnemonicEnv, what: "the mnemonic")
+            let mnemonic: Mnemonic
+            do { mnemonic = try Mnemonic(phrase: phrase) } catch {
+                throw Failure.message("the mnemonic in \(mnemonicEnv) is not a valid BIP39 phrase (\(Discover.redacted(error, phrase)))")
+            }
+            let passphrase = try passphraseEnv.map { try environmentValue($0, what: "the BIP39 passphrase") } ?? ""
+            let node = try HDNode(seed: mnemonic.seed(passphrase: passphrase)).derive(path)
+            guard let key = node.privateKey else { throw Failure.message("the derived node has no private key") }
+            return EthDigestSigner(sign: { try key.signRecoverable(digest: $0) }, close: {})
+        }
+        // The path is checked before the card is opened, so a bad path costs no PIN entry.
+        let keyPath: KeyPath
+        do { keyPath = try KeyPath(path) } catch { throw Failure.message("--path \(path) cannot be sent to the card: \(error)") }
+        let connection = try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
+                                            virtualHint: "--card --reader virtual --card-state FILE")
+        return EthDigestSigner(sign: { digest in try connection.card.sign(digest: digest, mode: .derive(keyPath)).signature },
+                               close: { connection.close() })
+    }
+
+    private func environmentValue(_ variable: String, what: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+            throw Failure.message("the environment variable \(variable) (\(what)) is not set or empty; export \(variable)=...")
+        }
+        return value
+    }
+}
+
+struct EthDigestSigner {
+    let sign: ([UInt8]) throws -> RecoverableSignature
+    let close: () -> Void
+}
