@@ -31,7 +31,7 @@ let package = Package(
         systemLibrary("CEditLine", pkgConfig: "libedit", apt: ["libedit-dev"]),
 
         // Trampolines and macro shims: the only C that touches lua_error.
-        .target(name: "CKeyhostLua", dependencies: ["CLua"]),
+        .target(name: "CKeyhostLua", dependencies: ["CLua", "CKeyhostProcess"]),
 
         // The Lua runtime: owns lua_State, converts values, sandboxes.
         .target(name: "LuaRuntime", dependencies: ["CLua", "CKeyhostLua"]),
@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "KeyhostRecord"),
 
         // Domain modules: pure Swift, no Lua inside.
-        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL"]),
+        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostProcess"]),
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),

@@ -1,5 +1,6 @@
 #include "CKeyhostLua.h"
 #include "Metering.h"
+#include "CKeyhostProcess.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,13 @@ static int kh_trampoline(lua_State *L) {
         return lua_error(L);
     case KH_ARGERROR:
         return luaL_argerror(L, argn, lua_tostring(L, -1));
+    case KH_RAISE_INTERRUPT:
+        // Consumed here: the hook must not raise it a second time in the code that handles this error.
+        h->interrupted = 0;
+        h->interrupt_hit = 1;
+        khp_cancel_clear();
+        kh_restore_hook(L);
+        return luaL_error(L, "interrupted");
     default:
         return n;
     }
@@ -391,6 +399,15 @@ void kh_enable_hook(lua_State *L, int count) {
     lua_sethook(L, kh_hook, LUA_MASKCOUNT, h->hook_count);
 }
 
+// Back to the state's usual hook after an interruption's per-instruction one (none for `keyhost run`).
+void kh_restore_hook(lua_State *L) {
+    kh_host *h = kh_gethost(L);
+    if (h->hook_count > 0)
+        lua_sethook(L, kh_hook, LUA_MASKCOUNT, h->hook_count);
+    else
+        lua_sethook(L, NULL, 0, 0);
+}
+
 void kh_interrupt(lua_State *L) {
     kh_host *h = kh_gethost(L);
     h->interrupted = 1;
@@ -417,17 +434,22 @@ void kh_begin_run(lua_State *L) {
 // ---------------------------------------------------------------- SIGINT
 
 #include <signal.h>
+#include <unistd.h>
 
 static lua_State *volatile kh_sigint_target = NULL;
 static struct sigaction kh_sigint_previous;
 
 static void kh_on_sigint(int sig) {
     (void)sig;
+    // A second Ctrl-C before the first was noticed (a long call that does not check): leave at once, as a shell expects.
+    if (khp_cancel_pending()) _exit(130);
+    khp_cancel_request();
     lua_State *L = kh_sigint_target;
     if (L != NULL) kh_interrupt(L);
 }
 
 void kh_sigint_begin(lua_State *L) {
+    khp_cancel_clear();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = kh_on_sigint;
@@ -439,6 +461,7 @@ void kh_sigint_begin(lua_State *L) {
 void kh_sigint_end(void) {
     sigaction(SIGINT, &kh_sigint_previous, NULL);
     kh_sigint_target = NULL;
+    khp_cancel_clear();
 }
 
 // ---------------------------------------------------------------- macros

@@ -6,6 +6,7 @@
 // budget in units of roughly one Lua instruction, so a call that would take
 // minutes is refused up front instead of overrunning the time limit.
 #include "Metering.h"
+#include "CKeyhostProcess.h"
 
 
 // The one place limits are enforced: the count hook charges its instructions
@@ -16,6 +17,8 @@ void kh_charge(lua_State *L, uint64_t steps) {
     if (h->interrupted) {
         h->interrupted = 0;
         h->interrupt_hit = 1;
+        khp_cancel_clear(); // noticed: a later Ctrl-C is a first one again
+        kh_restore_hook(L);
         luaL_error(L, "interrupted");
     }
     if (h->budget != 0 && h->executed > h->budget) {

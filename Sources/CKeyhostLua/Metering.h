@@ -17,6 +17,8 @@ void kh_charge(lua_State *L, uint64_t steps);
 /// After a limit is hit: the hook runs before every instruction until the next run,
 /// so code that catches the error cannot go on.
 void kh_hook_every_instruction(lua_State *L);
+// The state's usual count hook again (or none), after an interruption's per-instruction one.
+void kh_restore_hook(lua_State *L);
 
 /// CLOCK_MONOTONIC in seconds (the clock the time limit uses).
 double kh_now(void);

@@ -237,3 +237,6 @@ func integerArgument(_ ctx: LuaContext, _ i: Int32, _ name: String, in range: Cl
 func bigEndianBytes(_ value: UInt32) -> [UInt8] {
     [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
 }
+
+/// Ctrl-C inside a long Swift call reaches Lua as "interrupted", as it does in Lua code.
+extension InterruptedError: LuaInterruption {}

@@ -4,12 +4,56 @@ import COpenSSL
 public enum KDF {
     /// PBKDF2-HMAC-SHA512 (BIP39 uses 2048 iterations and 64 bytes).
     public static func pbkdf2SHA512(password: [UInt8], salt: [UInt8], iterations: Int, length: Int) throws -> SecretBytes {
-        try password.withUnsafeBytes { try pbkdf2(OpenSSL.shared.sha512, UnsafeRawBufferPointer($0), salt, iterations, length) }
+        if iterations > interruptibleAbove {
+            return try pbkdf2Interruptible(OpenSSL.shared.hmacSHA512Template, digestSize: 64, password, salt, iterations, length)
+        }
+        return try password.withUnsafeBytes { try pbkdf2(OpenSSL.shared.sha512, UnsafeRawBufferPointer($0), salt, iterations, length) }
     }
 
     /// PBKDF2-HMAC-SHA256.
     public static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, length: Int) throws -> SecretBytes {
-        try password.withUnsafeBytes { try pbkdf2(OpenSSL.shared.sha256, UnsafeRawBufferPointer($0), salt, iterations, length) }
+        if iterations > interruptibleAbove {
+            return try pbkdf2Interruptible(OpenSSL.shared.hmacSHA256Template, digestSize: 32, password, salt, iterations, length)
+        }
+        return try password.withUnsafeBytes { try pbkdf2(OpenSSL.shared.sha256, UnsafeRawBufferPointer($0), salt, iterations, length) }
+    }
+
+    /// Above this many iterations (tens of milliseconds), PBKDF2 runs in keyhost's own loop, which Ctrl-C can stop;
+    /// OpenSSL's one call could not be stopped for minutes. Both give the same bytes (tested against each other and hashlib).
+    static let interruptibleAbove = 100_000
+
+    /// RFC 8018 PBKDF2 over a keyed HMAC: T_i = U_1 ^ … ^ U_c, U_1 = PRF(P, S || INT(i)), U_j = PRF(P, U_{j-1}).
+    static func pbkdf2Interruptible(_ template: OpaquePointer, digestSize: Int, _ password: [UInt8], _ salt: [UInt8],
+                                    _ iterations: Int, _ length: Int) throws -> SecretBytes {
+        guard (1...Int(Int32.max)).contains(iterations) else { throw CryptoError.parameter("PBKDF2 with \(iterations) iterations; use at least 1") }
+        guard (1...1 << 20).contains(length) else { throw CryptoError.parameter("PBKDF2 output of \(length) bytes; use 1...1048576") }
+        let prf = password.withUnsafeBytes { Hash.KeyedHMAC(template, key: $0) }
+        var u = [UInt8](repeating: 0, count: digestSize), next = u, t = u
+        defer { OPENSSL_cleanse(&u, u.count); OPENSSL_cleanse(&next, next.count); OPENSSL_cleanse(&t, t.count) }
+        var failure: Error?
+        let out = SecretBytes(count: length) { out in
+            var written = 0
+            var block: UInt32 = 1
+            while written < length, failure == nil {
+                var first = salt + [UInt8(block >> 24), UInt8(truncatingIfNeeded: block >> 16), UInt8(truncatingIfNeeded: block >> 8), UInt8(truncatingIfNeeded: block)]
+                first.withUnsafeBytes { input in u.withUnsafeMutableBytes { prf.mac(input, into: $0) } }
+                t = u
+                for round in 1..<iterations {
+                    // A check every 4096 rounds: about 5 ms of HMAC-SHA512.
+                    if round & 4095 == 0, Interruption.isRequested { failure = InterruptedError(); break }
+                    u.withUnsafeBytes { input in next.withUnsafeMutableBytes { prf.mac(input, into: $0) } }
+                    swap(&u, &next)
+                    for k in 0..<digestSize { t[k] ^= u[k] }
+                }
+                let take = min(digestSize, length - written)
+                t.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[written..<written + take]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
+                written += take
+                block &+= 1
+                OPENSSL_cleanse(&first, first.count)
+            }
+        }
+        if let failure { throw failure }
+        return out
     }
 
     /// HKDF-SHA256 (RFC 5869): extract with `salt`, expand with `info` to `length` bytes (at most 8160).

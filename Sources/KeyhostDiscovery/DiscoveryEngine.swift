@@ -192,6 +192,8 @@ public final class DiscoveryEngine {
         var unusedRun = 0
         var scan = ChainScan(used: [], checked: 0, gapReached: false)
         while unusedRun < gap && index < end {
+            // Ctrl-C in the REPL or a script stops the scan between batches (the batch's derivation checks too).
+            try Interruption.check()
             guard checked < options.maxAddresses else { throw DiscoveryError.addressCapReached(limit: options.maxAddresses) }
             let wanted = min(gap - unusedRun, options.batchSize, options.maxAddresses - checked)
             let count = Int(min(UInt64(wanted), end - index))

@@ -188,6 +188,8 @@ public struct LuaContext {
     func report(_ error: Error, argumentIndex: UnsafeMutablePointer<Int32>?) -> Int32 {
         guard lua_checkstack(L, 4) != 0 else { return KH_RAISE_VALUE } // raises whatever is on top
         switch error {
+        case is LuaInterruption:
+            return KH_RAISE_INTERRUPT
         case let error as LuaArgumentError:
             stack.pushText(error.message)
             argumentIndex?.pointee = error.position

@@ -46,6 +46,10 @@ public struct LuaRaisedError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// A Swift error that means Ctrl-C stopped the call: Lua sees it as the count hook's "interrupted", and the REPL
+/// and `keyhost run` report it as `LuaError.interrupted`.
+public protocol LuaInterruption: Error {}
+
 /// A Swift error that becomes a structured Lua error object (a table with fields and a readable `tostring`).
 public protocol LuaErrorConvertible: Error {
     /// Extra fields for the error table (`message` is added from `description`).

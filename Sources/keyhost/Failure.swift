@@ -32,6 +32,9 @@ enum Failure: Error, CustomStringConvertible {
             try body()
         } catch let error as ExitCode {
             throw error
+        } catch LuaError.interrupted {
+            report(LuaError.interrupted)
+            throw ExitCode(130)  // as a shell reports a command Ctrl-C ended
         } catch {
             report(error)
             throw ExitCode(1)

@@ -73,10 +73,16 @@ struct Run: ParsableCommand {
                 array: arguments.map { .text($0) },
                 fields: [.integer(0): .text(path), .integer(-1): .text(CommandLine.arguments.first ?? "keyhost")]
             )))
-            for (n, chunk) in preamble.enumerated() {
-                try state.run(bytes: Array(chunk.utf8), chunkName: preamble.count == 1 ? "=(command line)" : "=(command line \(n + 1))", arguments: [])
+            // Ctrl-C raises "interrupted" in the script (its <close> variables and pcall handlers run), in Lua code
+            // and in long keyhost calls alike; a second one before that is noticed ends the process (130).
+            // No count hook is set for this: the signal handler sets one only when Ctrl-C comes, as lua.c does.
+            try state.interruptOnSIGINT {
+                for (n, chunk) in preamble.enumerated() {
+                    try state.run(bytes: Array(chunk.utf8), chunkName: preamble.count == 1 ? "=(command line)" : "=(command line \(n + 1))",
+                                  arguments: [])
+                }
+                try state.run(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
             }
-            try state.run(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
         }
     }
 }

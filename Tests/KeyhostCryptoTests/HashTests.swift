@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import KeyhostCrypto
+import KeyhostTestSupport
 
 extension KeyhostCryptoTests {
     @Suite("Hashes, MACs, KDFs and AES")
@@ -56,6 +57,32 @@ extension KeyhostCryptoTests {
             }
             #expect(throws: CryptoError.self) { try KDF.pbkdf2SHA512(password: [], salt: [], iterations: 0, length: 64) }
             #expect(throws: CryptoError.self) { try KDF.hkdfSHA256(key: [1], salt: [], info: [], length: 255 * 32 + 1) }
+        }
+
+        @Test("PBKDF2's interruptible loop (long counts) equals hashlib and OpenSSL's one call")
+        func interruptiblePBKDF2() throws {
+            var cases: [(String, [UInt8], [UInt8], Int, Int)] = []
+            var rng = SystemRandomNumberGenerator()
+            for n in 0..<12 {
+                let password = (0..<Int.random(in: 0...80, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let salt = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                // Lengths across block boundaries; counts both sides of the switch to keyhost's own loop.
+                let length = [1, 31, 32, 33, 64, 65, 100, 130][n % 8]
+                let iterations = n < 6 ? Int.random(in: 1...3000, using: &rng) : KDF.interruptibleAbove + Int.random(in: 1...5000, using: &rng)
+                cases.append((n % 2 == 0 ? "sha256" : "sha512", password, salt, iterations, length))
+            }
+            let input = cases.map { "\($0.0) \(Hex.encode($0.1).isEmpty ? "-" : Hex.encode($0.1)) \(Hex.encode($0.2).isEmpty ? "-" : Hex.encode($0.2)) \($0.3) \($0.4)" }
+            let expected = PythonOracle.lines(try PythonOracle.run("pbkdf2_oracle.py", input: Data((input.joined(separator: "\n") + "\n").utf8)))
+            #expect(expected.count == cases.count)
+            for (i, c) in cases.enumerated() where i < expected.count {
+                let template = c.0 == "sha256" ? OpenSSL.shared.hmacSHA256Template : OpenSSL.shared.hmacSHA512Template
+                let loop = try KDF.pbkdf2Interruptible(template, digestSize: c.0 == "sha256" ? 32 : 64, c.1, c.2, c.3, c.4)
+                #expect(Hex.encode(loop.revealedBytes()) == expected[i], "\(c.0) \(c.3) rounds, \(c.4) bytes")
+                let viaPublic = c.0 == "sha256"
+                    ? try KDF.pbkdf2SHA256(password: c.1, salt: c.2, iterations: c.3, length: c.4)
+                    : try KDF.pbkdf2SHA512(password: c.1, salt: c.2, iterations: c.3, length: c.4)
+                #expect(Hex.encode(viaPublic.revealedBytes()) == expected[i])
+            }
         }
 
         @Test("Keccak-256 matches every byte-aligned entry of the Keccak team's ShortMsgKAT_256")

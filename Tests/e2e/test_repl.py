@@ -250,3 +250,17 @@ def test_a_history_that_cannot_be_saved_is_announced(repl, tmp_path):
     child = repl("repl", extra_env={"XDG_STATE_HOME": str(blocker)})
     assert "warning: history is not saved this session" in child.before
     assert ask(child, "'works'") == '"works"'
+
+
+def test_ctrl_c_stops_a_long_keyhost_call(repl):
+    # A million addresses per call: without a check inside the call, Ctrl-C would wait for it to finish, call after call.
+    child = repl("repl")
+    child.sendline('n = hd.from_mnemonic("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon '
+                   'abandon about"):derive("m/84\'/0\'/0\'")')
+    child.expect_exact("\r\n> ")
+    child.sendline("for i = 1, 1000 do n:addresses(0, 0, 1000000) end")
+    time.sleep(1.0)
+    child.sendintr()
+    child.expect_exact("\r\n> ", timeout=20)
+    assert "interrupted" in child.before
+    assert ask(child, "#n:addresses(0, 0, 3)") == "3"

@@ -25,6 +25,7 @@
 #define KH_RAISE_VALUE (-1)    // error object on top of the stack: raise it unchanged
 #define KH_RAISE_MESSAGE (-2)  // message string on top: prefix "chunk:line:" and raise
 #define KH_ARGERROR (-3)       // message on top, argument index in *argn: luaL_argerror
+#define KH_RAISE_INTERRUPT (-4) // Ctrl-C stopped the Swift call: raise "interrupted" as the count hook would
 
 /// Per-state host data, passed to the allocator as its userdata.
 typedef struct kh_host {
