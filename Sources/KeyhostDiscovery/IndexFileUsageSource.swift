@@ -77,7 +77,8 @@ public struct IndexFileUsageSource: UsageSource {
             }
         }
         let list = entries.map(\.address)
-        self.init(addresses: list, name: "index \(origin) (\(chosen.rawValue), \(Set(list).count) addresses)")
+        let distinct = Set(list).count
+        self.init(addresses: list, name: "index \(origin) (\(chosen.rawValue), \(distinct) address\(distinct == 1 ? "" : "es"))")
     }
 
     public func usage(of addresses: [String]) throws -> [Bool] {

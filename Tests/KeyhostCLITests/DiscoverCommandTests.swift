@@ -164,6 +164,32 @@ struct DiscoverCommandTests {
         #expect(used?.first?["path"] as? String == "m/44'/60'/0'/0/0")
     }
 
+    /// docs/json.md's `## keyhost discover` example has the names, at every level, that the command prints.
+    @Test func theDocumentedJSONIsWhatDiscoverPrints() throws {
+        let dir = try Keyhost.scratch(["used.txt": "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:used.txt", "--gap-limit", "2", "--json"],
+                                  cwd: dir, environment: ["W": Self.words])
+        #expect(run.status == 0, "\(run.stderr)")
+        let text = try String(contentsOf: Keyhost.repository.appendingPathComponent("docs/json.md"), encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## keyhost discover\n").dropFirst().first)
+        let block = try #require(section.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "\n```").first)
+        func names(_ value: Any, _ prefix: String, _ out: inout Set<String>) {
+            if let object = value as? [String: Any] {
+                for (key, inner) in object { out.insert(prefix + key); names(inner, prefix + key + ".", &out) }
+            } else if let array = value as? [Any] {
+                for item in array { names(item, prefix + "[].", &out) }
+            }
+        }
+        var documented = Set<String>(), printed = Set<String>()
+        names(try JSONSerialization.jsonObject(with: Data(block.utf8)), "", &documented)
+        names(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)), "", &printed)
+        #expect(documented == printed)
+        #expect(documented.contains("accounts.[].used.[].chain"))
+        // The example is this very run, byte for byte, but for the folder name.
+        #expect(block == run.stdout.trimmingCharacters(in: .newlines))
+    }
+
     @Test func mnemonicFromTheEnvironmentScansAccounts() throws {
         let (dir, index) = try Self.indexFile()
         defer { try? FileManager.default.removeItem(at: dir) }

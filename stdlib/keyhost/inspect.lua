@@ -11,10 +11,11 @@
 --   * identifier keys are bare (`name = 1`), others bracketed (`["a b"] = 1`, `[true] = 1`);
 --   * strings are double-quoted; control and invalid UTF-8 bytes are escaped as `\xNN`
 --     (valid UTF-8 text is shown as is unless opts.ascii is set);
---   * with opts.bytes = "short" (the REPL's and `keyhost eval`'s choice), a string that is not
---     printable text (invalid UTF-8, or control bytes other than tab, newline and return) shows
---     as `<32 bytes 73c5da0a…>`, the first 4 bytes in hex; opts.bytes = "full" shows all of it
---     (`<4 bytes 73c5da0a>`); the default quotes it with `\xNN` escapes;
+--   * a string that is not printable text (invalid UTF-8, or control bytes other than tab,
+--     newline and return) is bytes: a key, hash or signature. It shows as `<32 bytes 73c5da0a…>`,
+--     the first 4 bytes in hex (opts.bytes = "short", the default); opts.bytes = "full" shows all
+--     of it (`<4 bytes 73c5da0a>`); opts.bytes = false quotes it with `\xNN` escapes, a literal
+--     that reads back as the same bytes;
 --   * integers and floats stay distinct (`1` vs `1.0`), `math.huge`, `-math.huge`, `0/0`;
 --   * a table printed more than once is tagged at its first appearance, `<table 1>{...}`,
 --     and later shown as `<table 1>` (a shared reference) or `<cycle 1>` (a reference
@@ -209,7 +210,8 @@ local function normalize_opts(opts)
     error("inspect: opts.width must be a number, got " .. type(width), 3)
   end
   local bytes = opts.bytes
-  if bytes ~= nil and bytes ~= false and bytes ~= "short" and bytes ~= "full" then
+  if bytes == nil then bytes = "short" end
+  if bytes ~= false and bytes ~= "short" and bytes ~= "full" then
     error("inspect: opts.bytes must be \"short\", \"full\" or false, got " .. tostring(bytes), 3)
   end
   return {

@@ -27,7 +27,7 @@ end
 local function inspect(v)
   local ok, mod = pcall(require, "keyhost.inspect")
   if ok then
-    local ok2, s = pcall(mod.inspect, v, { width = math.huge })
+    local ok2, s = pcall(mod.inspect, v, { width = math.huge, bytes = "full" })
     if ok2 then return s end
   end
   if type(v) == "string" then return string.format("%q", v) end
