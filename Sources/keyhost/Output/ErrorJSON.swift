@@ -1,4 +1,5 @@
 import KeyhostBindings
+import KeyhostPCSC
 import KeyhostRecord
 import LuaRuntime
 
@@ -14,6 +15,10 @@ enum ErrorJSON {
             if case .kind(let kind, _) = error { fields.append(("kind", .string(kind))) }
         case let error as LuaError:
             fields.append(("kind", .string(kind(of: error))))
+        case let error as PCSCError:
+            // The kind card sessions give PC/SC failures in Lua, plus the PC/SC code for scripts to branch on.
+            fields.append(("kind", .string("transport")))
+            fields.append(("pcsc_code", .string(error.code.name ?? "0x" + String(error.code.rawValue, radix: 16))))
         case let error as LuaErrorConvertible:
             if case .object(let extra)? = Record(lua: .table(error.luaErrorFields)) {
                 fields += extra.filter { $0.0 != "message" }
