@@ -86,12 +86,8 @@ public final class DiscoveryCardConnection {
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
                 trustedCAKeys: [PublicKey] = []) throws {
-        do {
-            connection = try CardConnection(reader: reader, cardState: cardState, readers: readers, pin: pin, pairingPassword: pairingPassword,
-                                            trustedCAKeys: trustedCAKeys, virtualHint: "--card virtual --card-state FILE")
-        } catch let error as CardSetupError {
-            throw DiscoverySetupError(error.description)
-        }
+        connection = try CardConnection(reader: reader, cardState: cardState, readers: readers, pin: pin, pairingPassword: pairingPassword,
+                                        trustedCAKeys: trustedCAKeys, virtualHint: "--card virtual --card-state FILE")
         exporter = CardAccountExporter(card: connection.card)
         keySource = try exporter.keySource(label: "card in \(connection.readerName)")
     }

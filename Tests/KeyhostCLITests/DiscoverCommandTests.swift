@@ -384,6 +384,11 @@ struct DiscoverCommandTests {
         let blank = try Keyhost.run(["discover", "--card", "virtual", "--source", "index:x"])
         #expect(blank.status == 1)
         #expect(blank.stderr.contains("the virtual card is blank"))
+        #expect(blank.stderr.contains("keyhost card init"))
+        // With --json the same failure has a kind a script can branch on.
+        let blankJSON = try Keyhost.run(["discover", "--card", "virtual", "--source", "index:x", "--json"])
+        let error = (try JSONSerialization.jsonObject(with: Data(blankJSON.stderr.utf8)) as? [String: Any])?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "not_initialized")
     }
 
     @Test func secretsAreNeverPrinted() throws {

@@ -1,11 +1,18 @@
 import Foundation
 import KeyhostCard
 import KeyhostCrypto
+import LuaRuntime
 
-/// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user.
-public struct CardSetupError: Error, CustomStringConvertible {
+/// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user,
+/// the kind (`no_reader`, `not_initialized`, `no_key`, `invalid_argument`) for `--json`.
+public struct CardSetupError: Error, CustomStringConvertible, LuaErrorConvertible {
+    public let kind: String
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public init(_ description: String, kind: String) {
+        self.kind = kind
+        self.description = description
+    }
+    public var luaErrorFields: LuaTable { LuaTable(["kind": .text(kind)]) }
 }
 
 /// How far `CardConnection` takes the card before handing it over.
@@ -63,18 +70,18 @@ public final class CardConnection {
             base = card
             readerName = CardModule.virtualReader
         } else {
-            if cardState != nil { throw CardSetupError("the card state file is for the virtual card only (\(virtualHint))") }
+            if cardState != nil { throw CardSetupError("the card state file is for the virtual card only (\(virtualHint))", kind: "invalid_argument") }
             let list = try cardCall(nil) { try CardModule.readerList(readers) }.filter { $0.source != nil }
             let names = list.map { "\"\($0.name)\"" }.joined(separator: ", ")
             let entry: (name: String, source: CardReaderSource?)
             if wanted.isEmpty {
                 guard let first = list.first else {
-                    throw CardSetupError("no card reader found; connect one, or use \(virtualHint) for the software card")
+                    throw CardSetupError("no card reader found; connect one, or use \(virtualHint) for the software card", kind: "no_reader")
                 }
                 entry = first
             } else if let number = Int64(wanted) {
                 guard let numbered = CardModule.reader(number: number, in: list) else {
-                    throw CardSetupError(CardModule.noReaderNumber(number, in: list))
+                    throw CardSetupError(CardModule.noReaderNumber(number, in: list), kind: "no_reader")
                 }
                 entry = numbered
             } else if let exact = list.first(where: { $0.name == wanted }) {
@@ -83,7 +90,7 @@ public final class CardConnection {
                 let matches = list.filter { $0.name.lowercased().contains(wanted.lowercased()) }
                 guard matches.count == 1 else {
                     throw CardSetupError("\(matches.isEmpty ? "no reader is called" : "several readers match") \"\(wanted)\"; readers: "
-                        + (names.isEmpty ? "none (or \(virtualHint))" : names))
+                        + (names.isEmpty ? "none (or \(virtualHint))" : names), kind: "no_reader")
                 }
                 entry = matches[0]
             }
@@ -119,14 +126,15 @@ public final class CardConnection {
                         : "the card in \(name) is not initialised; set it up with keyhost card init")
                 }
                 throw CardSetupError(isVirtual
-                    ? "the virtual card is blank: give the state file of a software card set up with keyhost.card (init, load_seed): \(virtualHint)"
-                    : "the card in \(name) is not initialised; set it up first")
+                    ? "the virtual card is blank: give the state file of a software card set up with keyhost card init and load-seed "
+                        + "(or keyhost.card in Lua): \(virtualHint)"
+                    : "the card in \(name) is not initialised; set it up with keyhost card init", kind: "not_initialized")
             }
         }
         if requirement == .masterKey && !info.hasMasterKey {
             let hint = commandLine ? "load one with keyhost card load-seed or generate one with keyhost card generate-key" : "load or generate one first"
             if commandLine { throw CardLuaError(kind: "no_key", "the card in \(name) has no key loaded; \(hint)") }
-            throw CardSetupError("the card in \(name) has no key loaded; \(hint)")
+            throw CardSetupError("the card in \(name) has no key loaded; \(hint)", kind: "no_key")
         }
         switch access {
         case .selected: break
