@@ -50,6 +50,8 @@ let package = Package(
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto"]),
+        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
+        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
 
@@ -109,6 +111,7 @@ let package = Package(
         .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
