@@ -72,7 +72,7 @@ let package = Package(
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
-            "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum",
+            "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin",
         ]),
 
         .executableTarget(
@@ -81,7 +81,7 @@ let package = Package(
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostEthereum",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyhostBitcoin", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["BuildInfo"]
         ),
@@ -89,7 +89,7 @@ let package = Package(
         .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // Speed figures against C baselines (scripts/bench); not part of the product.
-        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),
+        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBindings"]),
         .executableTarget(
             name: "keyhost-token-bench",
             dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]

@@ -9,7 +9,7 @@ appends the output instead of its SHA256, legacy SINGLE blanks earlier outputs w
 Commands (JSON request on stdin, JSON answer on stdout):
   sighash   {tx, cases:[{kind: legacy|segwit|taproot, index, script_code, amount, sighash, spent:[{value, script}]}]}
             -> {hashes: [hex]}
-  make      {tprv, network, seed, inputs:[{kind: p2pkh|p2sh-p2wpkh|p2wpkh|p2tr, path, amount}], outputs:[{amount, path?}],
+  make      {tprv | mnemonic, network, seed, inputs:[{kind: p2pkh|p2sh-p2wpkh|p2wpkh|p2tr, path, amount}], outputs:[{amount, path?}],
              witness_utxo_only?}  -> {psbt: base64}   (a fresh PSBT as a wallet's creator/updater would make it)
   sign      {psbt, tprv} -> {psbt: base64}             (embit signs every input it can)
   verify    {psbt} -> {inputs: [{signatures: n, valid: bool}]}   (each signature checked against embit's sighash)
@@ -75,9 +75,18 @@ def path_list(text):
     return parts
 
 
+def master(req):
+    """The master key: a tprv, or a BIP39 mnemonic (testnet versions)."""
+    if "mnemonic" in req:
+        from embit import bip39
+        seed = bip39.mnemonic_to_seed(req["mnemonic"], req.get("passphrase", ""))
+        return bip32.HDKey.from_seed(seed, version=NETWORKS["test"]["xprv"])
+    return bip32.HDKey.from_string(req["tprv"])
+
+
 def make(req):
     rng = random.Random(req.get("seed", 1))
-    root = bip32.HDKey.from_string(req["tprv"])
+    root = master(req)
     fp = root.my_fingerprint
     net = NETWORKS[req.get("network", "test")]
     vin, prevs = [], []
@@ -135,7 +144,7 @@ def make(req):
 
 def sign(req):
     psbt = PSBT.from_base64(req["psbt"])
-    root = bip32.HDKey.from_string(req["tprv"])
+    root = master(req)
     count = psbt.sign_with(root, sighash=req.get("sighash", SIGHASH.DEFAULT))
     return {"psbt": psbt.to_base64(), "signatures": count}
 

@@ -1,0 +1,172 @@
+import Foundation
+import KeyhostTestSupport
+import Testing
+
+/// `keyhost psbt inspect | sign | finalize`, run as a binary on PSBTs embit makes; embit (with btclib's
+/// hashes) checks the signatures and extracts the same transaction.
+@Suite struct PSBTCommandTests {
+    static let words = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+    static let env = ["WORDS": words, "KEYHOST_PIN": "123456", "KEYHOST_PAIRING_PASSWORD": "KeycardTest"]
+    static let p2wpkh = ["kind": "p2wpkh", "path": "m/84h/1h/0h/0/0", "amount": 50_000] as [String: Any]
+    static let p2tr = ["kind": "p2tr", "path": "m/86h/1h/0h/0/0", "amount": 60_000] as [String: Any]
+    static let p2pkh = ["kind": "p2pkh", "path": "m/44h/1h/0h/0/0", "amount": 70_000] as [String: Any]
+    static let p2shP2wpkh = ["kind": "p2sh-p2wpkh", "path": "m/49h/1h/0h/0/0", "amount": 80_000] as [String: Any]
+
+    /// A PSBT (base64) embit makes for the test mnemonic: inputs as given, a payment and a change output.
+    static func make(_ inputs: [[String: Any]], extra: [String: Any] = [:]) throws -> String {
+        let total = inputs.reduce(0) { $0 + ($1["amount"] as? Int ?? 0) }
+        var request: [String: Any] = ["mnemonic": words, "inputs": inputs,
+                                      "outputs": [["amount": total - 11_000], ["amount": 10_000, "path": "m/84h/1h/0h/1/0"]]]
+        request.merge(extra) { $1 }
+        let answer = try PythonOracle.run("psbt_oracle.py", ["make"], input: try JSONSerialization.data(withJSONObject: request))
+        return try #require(try json(String(decoding: answer, as: UTF8.self))["psbt"] as? String)
+    }
+
+    static func oracle(_ command: String, _ request: [String: Any]) throws -> [String: Any] {
+        let answer = try PythonOracle.run("psbt_oracle.py", [command], input: try JSONSerialization.data(withJSONObject: request))
+        return try json(String(decoding: answer, as: UTF8.self))
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
+    }
+
+    /// Every input carries one signature and every signature checks out (embit reads, btclib hashes).
+    static func expectVerified(_ psbt: String, inputs: Int) throws {
+        let checked = try #require(try oracle("verify", ["psbt": psbt])["inputs"] as? [[String: Any]])
+        #expect(checked.count == inputs)
+        #expect(checked.allSatisfy { $0["valid"] as? Bool == true && $0["signatures"] as? Int == 1 }, "\(checked)")
+    }
+
+    @Test("inspect, sign with --mnemonic-env, finalize --extract: embit checks the signatures and extracts the same transaction")
+    func mnemonicRoundTrip() throws {
+        let unsigned = try Self.make([Self.p2pkh, Self.p2shP2wpkh, Self.p2wpkh, Self.p2tr])
+        let dir = try Keyhost.scratch(["t.psbt": unsigned + "\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+
+        let inspect = try Keyhost.run(["psbt", "inspect", "t.psbt", "--coin", "test", "--mnemonic-env", "WORDS", "--json"], cwd: dir, environment: Self.env)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        let summary = try Self.json(inspect.stdout)
+        let inputs = try #require(summary["inputs"] as? [[String: Any]])
+        #expect(inputs.map { $0["script_type"] as? String } == ["p2pkh", "p2sh-p2wpkh", "p2wpkh", "p2tr"])
+        #expect(inputs.allSatisfy { $0["ours"] as? Bool == true })
+        #expect(inputs[2]["address"] as? String == "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl")  // BIP84's first testnet address
+        #expect((summary["outputs"] as? [[String: Any]])?.map { $0["change"] as? Bool } == [false, true])
+        #expect(summary["fee"] as? Int == 1_000)
+        #expect(summary["master_fingerprint"] as? String == "73c5da0a")
+
+        let text = try Keyhost.run(["psbt", "inspect", "t.psbt", "--coin", "test"], cwd: dir)
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl") && text.stdout.contains("fee 1000 sat"))
+
+        let sign = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "signed.psbt"], cwd: dir, environment: Self.env)
+        #expect(sign.status == 0, "\(sign.stderr)")
+        #expect(sign.stderr.contains("signed 4 of 4 inputs"))
+        #expect(!sign.stderr.contains("abandon") && !sign.stdout.contains("abandon"))
+        let signed = try String(contentsOf: dir.appendingPathComponent("signed.psbt"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.expectVerified(signed, inputs: 4)
+
+        let final = try Keyhost.run(["psbt", "finalize", "signed.psbt", "--json"], cwd: dir)
+        #expect(final.status == 0, "\(final.stderr)")
+        let result = try Self.json(final.stdout)
+        let theirs = try Self.oracle("finalize", ["psbt": try #require(result["psbt"] as? String)])["tx"] as? String
+        #expect(result["tx"] as? String == theirs)
+        let extract = try Keyhost.run(["psbt", "finalize", "signed.psbt", "--extract"], cwd: dir)
+        #expect(extract.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == theirs)
+    }
+
+    @Test("binary in, binary out; - reads standard input and writes base64")
+    func binaryAndStandardInput() throws {
+        let unsigned = try Self.make([Self.p2wpkh])
+        let bytes = try #require(Data(base64Encoded: unsigned))
+        let dir = try Keyhost.scratch([:])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try bytes.write(to: dir.appendingPathComponent("t.bin"))
+        let sign = try Keyhost.run(["psbt", "sign", "t.bin", "--mnemonic-env", "WORDS", "-o", "s.bin"], cwd: dir, environment: Self.env)
+        #expect(sign.status == 0, "\(sign.stderr)")
+        let out = try Data(contentsOf: dir.appendingPathComponent("s.bin"))
+        #expect(out.starts(with: [0x70, 0x73, 0x62, 0x74, 0xff]))
+        try Self.expectVerified(out.base64EncodedString(), inputs: 1)
+        let piped = try Keyhost.run(["psbt", "sign", "-", "--mnemonic-env", "WORDS"], stdin: unsigned, cwd: dir, environment: Self.env)
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == out.base64EncodedString())
+    }
+
+    @Test("--card --reader virtual (4.0) signs every kind, taproot with Schnorr: one SIGN APDU per input")
+    func softwareCard() throws {
+        let unsigned = try Self.make([Self.p2pkh, Self.p2shP2wpkh, Self.p2wpkh, Self.p2tr])
+        let dir = try Keyhost.scratch(["t.psbt": unsigned])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = Self.env
+        env["HOME"] = dir.path
+        let state = dir.appendingPathComponent("card.json").path
+        try TokenCardCommandTests.cardState(state, applet: "4.0", seed: Self.words, home: dir)
+        let sign = try Keyhost.run(["psbt", "sign", "t.psbt", "--card", "--reader", "virtual", "--card-state", state, "--json"], cwd: dir, environment: env)
+        #expect(sign.status == 0, "\(sign.stderr)")
+        let result = try Self.json(sign.stdout)
+        #expect(result["signatures"] as? Int == 4)
+        #expect(result["apdus"] as? Int == 4)
+        try Self.expectVerified(try #require(result["psbt"] as? String), inputs: 4)
+    }
+
+    @Test("a 3.2 card signs ECDSA inputs and refuses taproot with the reason")
+    func appletWithoutSchnorr() throws {
+        let dir = try Keyhost.scratch(["t.psbt": try Self.make([Self.p2wpkh, Self.p2tr]), "e.psbt": try Self.make([Self.p2wpkh, Self.p2pkh])])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = Self.env
+        env["HOME"] = dir.path
+        let state = dir.appendingPathComponent("card.json").path
+        try TokenCardCommandTests.cardState(state, applet: "3.2", seed: Self.words, home: dir)
+        let card = ["--card", "--reader", "virtual", "--card-state", state]
+        let refused = try Keyhost.run(["psbt", "sign", "t.psbt", "--json"] + card, cwd: dir, environment: env)
+        #expect(refused.status == 1)
+        let error = try #require(try Self.json(refused.stderr)["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "psbt_signing")
+        #expect(error["input"] as? Int == 1)
+        #expect((error["message"] as? String)?.contains("Schnorr") == true)
+        let signed = try Keyhost.run(["psbt", "sign", "e.psbt", "--json"] + card, cwd: dir, environment: env)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        try Self.expectVerified(try #require(try Self.json(signed.stdout)["psbt"] as? String), inputs: 2)
+    }
+
+    static let errors: [(String, [String], Int32, String)] = [
+        ("no key source", ["psbt", "sign", "t.psbt"], 64, "give a key source"),
+        ("mnemonic on the command line", ["psbt", "sign", "t.psbt", "--mnemonic", "abandon"], 64, "never taken on the command line"),
+        ("two key sources", ["psbt", "sign", "t.psbt", "--card", "--mnemonic-env", "WORDS"], 64, "not both"),
+        ("bad sighash", ["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "--sighash", "MOST"], 64, "--sighash MOST"),
+        ("not a PSBT", ["psbt", "inspect", "junk.txt"], 1, "not a PSBT"),
+        ("missing file", ["psbt", "inspect", "nope.psbt"], 1, "nope.psbt"),
+        ("unsigned finalize", ["psbt", "finalize", "t.psbt"], 1, "input 0"),
+        ("witness_utxo only", ["psbt", "sign", "w.psbt", "--mnemonic-env", "WORDS"], 1, "--allow-witness-utxo"),
+        ("PSBT forbids the sighash", ["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "--sighash", "NONE"], 1, "asks for sighash ALL on this input, not NONE"),
+        ("another wallet's PSBT", ["psbt", "sign", "t.psbt", "--mnemonic-env", "OTHER"], 1, "no input was signed"),
+    ]
+
+    @Test("mistakes exit 64, refusals 1, each with a message naming the problem", arguments: 0..<errors.count)
+    func errorCase(_ index: Int) throws {
+        let (name, arguments, status, expected) = Self.errors[index]
+        let forced = try Self.make([Self.p2wpkh], extra: ["sighash": 1])
+        let dir = try Keyhost.scratch(["t.psbt": forced, "junk.txt": "hello", "w.psbt": try Self.make([Self.p2wpkh], extra: ["witness_utxo_only": true])])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = Self.env
+        env["OTHER"] = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+        let run = try Keyhost.run(arguments, cwd: dir, environment: env)
+        #expect(run.status == status, "\(name): \(run.stderr)")
+        #expect(run.stderr.contains(expected), "\(name): \(run.stderr)")
+        #expect(run.stdout.isEmpty, "\(name)")
+        #expect(!run.stderr.contains("abandon") && !run.stderr.contains("legal winner"), "\(name): the mnemonic must never be printed")
+    }
+
+    @Test("--allow-witness-utxo signs what is otherwise refused, and --json errors carry kind and input")
+    func witnessUTXOPolicy() throws {
+        let dir = try Keyhost.scratch(["w.psbt": try Self.make([Self.p2wpkh], extra: ["witness_utxo_only": true])])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let refused = try Keyhost.run(["psbt", "sign", "w.psbt", "--mnemonic-env", "WORDS", "--json"], cwd: dir, environment: Self.env)
+        let error = try #require(try Self.json(refused.stderr)["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "psbt_signing")
+        #expect(error["input"] as? Int == 0)
+        let allowed = try Keyhost.run(["psbt", "sign", "w.psbt", "--mnemonic-env", "WORDS", "--allow-witness-utxo", "--json"], cwd: dir, environment: Self.env)
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        try Self.expectVerified(try #require(try Self.json(allowed.stdout)["psbt"] as? String), inputs: 1)
+    }
+}
