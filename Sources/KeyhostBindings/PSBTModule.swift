@@ -55,8 +55,11 @@ final class PSBTObject: LuaObject {
             ctx.push(Int64(object.psbt.version))
             return 1
         },
+        // Once every input is final, the network transaction's id; before, the unsigned transaction's,
+        // which a scriptSig (P2PKH, P2SH-wrapped inputs) still changes.
         "txid": { object, ctx in try psbtCall {
-            ctx.push(try object.psbt.unsignedTransaction().displayTxid)
+            let tx = object.psbt.isFinalized ? try object.psbt.extractTransaction() : try object.psbt.unsignedTransaction()
+            ctx.push(tx.displayTxid)
             return 1
         } },
         "inspect": { object, ctx in try psbtCall {

@@ -7,7 +7,7 @@ public enum PSBTRecords {
     public static func summary(_ s: PSBTSummary, signer: PSBTKeySource?) -> Record {
         .object([
             ("version", .integer(Int64(s.version))),
-            ("txid", .string(s.txid)),
+            ("unsigned_txid", .string(s.txid)),
             ("locktime", .integer(Int64(s.lockTime))),
             ("inputs", .array(s.inputs.map { input in
                 .object([

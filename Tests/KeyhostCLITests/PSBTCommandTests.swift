@@ -169,4 +169,56 @@ import Testing
         #expect(allowed.status == 0, "\(allowed.stderr)")
         try Self.expectVerified(try #require(try Self.json(allowed.stdout)["psbt"] as? String), inputs: 1)
     }
+
+    @Test("examples/psbt_card.lua signs on the software card (4.0: all three inputs; 3.2: taproot refused)")
+    func example() throws {
+        let modern = try Keyhost.run(["run", "examples/psbt_card.lua", "4.0"], environment: ["HOME": FileManager.default.temporaryDirectory.path])
+        #expect(modern.status == 0, "\(modern.stderr)")
+        #expect(modern.stdout.contains("signed input 2 (p2tr, DEFAULT)"))
+        let old = try Keyhost.run(["run", "examples/psbt_card.lua", "3.2"], environment: ["HOME": FileManager.default.temporaryDirectory.path])
+        #expect(old.status == 0, "\(old.stderr)")
+        #expect(old.stdout.contains("refused: input 2") && old.stdout.contains("Schnorr"))
+    }
+
+    /// The names of a JSON value, recursively (object keys, and the first element's of arrays): the shape.
+    static func shape(_ value: Any) -> [String] {
+        if let object = value as? [String: Any] {
+            return object.keys.sorted().flatMap { key in [key] + shape(object[key] as Any).map { key + "." + $0 } }
+        }
+        if let array = value as? [Any], let first = array.first { return shape(first).map { "[]." + $0 } }
+        return []
+    }
+
+    @Test("docs/json.md's keyhost psbt examples have the names the commands print")
+    func jsonDocumentation() throws {
+        let text = try String(contentsOf: Keyhost.repository.appendingPathComponent("docs/json.md"), encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## keyhost psbt\n").dropFirst().first).components(separatedBy: "\n## ").first ?? ""
+        var examples: [String: Any] = [:]
+        for block in section.components(separatedBy: "```json\n").dropFirst() {
+            let body = block.components(separatedBy: "\n```").first ?? ""
+            let lines = body.split(separator: "\n", maxSplits: 1).map(String.init)
+            let command = try #require(lines.first?.hasPrefix("// ") == true ? lines.first.map { String($0.dropFirst(3)) } : nil, "\(body)")
+            examples[command] = try JSONSerialization.jsonObject(with: Data((lines.count > 1 ? lines[1] : "").utf8))
+        }
+        let dir = try Keyhost.scratch([:])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let example = Keyhost.repository.appendingPathComponent("examples/data/psbt_card.psbt").path
+        let signed = dir.appendingPathComponent("signed.psbt").path
+        let runs: [(String, [String])] = [
+            ("keyhost psbt inspect examples/data/psbt_card.psbt --coin test --mnemonic-env WORDS --json",
+             ["psbt", "inspect", example, "--coin", "test", "--mnemonic-env", "WORDS", "--json"]),
+            ("keyhost psbt sign examples/data/psbt_card.psbt --mnemonic-env WORDS --json", ["psbt", "sign", example, "--mnemonic-env", "WORDS", "--json", "-o", signed]),
+            ("keyhost psbt finalize signed.psbt --json", ["psbt", "finalize", signed, "--json"]),
+        ]
+        for (command, arguments) in runs {
+            let documented = try #require(examples[command], "docs/json.md has no example for \(command)")
+            let run = try Keyhost.run(arguments, environment: Self.env)
+            #expect(run.status == 0, "\(command): \(run.stderr)")
+            let actual = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8))
+            #expect(Self.shape(documented) == Self.shape(actual), "\(command)")
+        }
+        let documentedError = try #require(examples["keyhost psbt finalize examples/data/psbt_card.psbt --json (unsigned)"] as? [String: Any])
+        let failed = try Keyhost.run(["psbt", "finalize", example, "--json"])
+        #expect(try Self.json(failed.stderr)["error"] as? NSDictionary == documentedError["error"] as? NSDictionary)
+    }
 }

@@ -19,7 +19,7 @@ struct PSBTInspect: ParsableCommand {
 
     @OptionGroup var keys: PSBTKeyOptions
 
-    @Flag(help: "Print a JSON object {version, txid, locktime, inputs, outputs, total_in, total_out, fee, fee_rate, warnings, master_fingerprint}.")
+    @Flag(help: "Print a JSON object {version, unsigned_txid, locktime, inputs, outputs, total_in, total_out, fee, fee_rate, warnings, master_fingerprint}.")
     var json = false
 
     func validate() throws {
@@ -36,7 +36,7 @@ struct PSBTInspect: ParsableCommand {
                 print(PSBTRecords.summary(summary, signer: opened?.source).json())
                 return
             }
-            print("PSBT version \(summary.version), transaction \(summary.txid), lock time \(summary.lockTime)")
+            print("PSBT version \(summary.version), unsigned transaction \(summary.txid), lock time \(summary.lockTime)")
             print("inputs (\(summary.inputs.count)):")
             for input in summary.inputs {
                 var notes = [String]()
