@@ -1,4 +1,5 @@
 import KeyhostBitcoin
+import KeyhostBitcoinCard
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord

@@ -40,7 +40,7 @@ public struct TxOutput: Equatable, Sendable {
         self.scriptPubKey = scriptPubKey
     }
 
-    var serialized: [UInt8] {
+    public var serialized: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(9 + scriptPubKey.count)
         out.appendUInt64(value)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeyhostBindings
 import KeyhostBitcoin
+import KeyhostBitcoinCard
 import KeyhostCrypto
 
 /// Where signing keys come from for `keyhost psbt`: a mnemonic in the environment or a Keycard.
