@@ -100,11 +100,10 @@ extension PSBT {
             : try cache.segwitV0(input: i, scriptCode: spend.scriptCode, amount: utxo.value, type: type)
         var signedAny = false
         for (keyBytes, origin) in ecdsaKeys where spend.uses(keyBytes) {
-            let publicKey = try PublicKey(bytes: keyBytes)
-            if spend.sigVersion == .witnessV0, !publicKey.isCompressed {
+            if spend.sigVersion == .witnessV0, keyBytes.count != 33 {
                 throw PSBTError(.signing, "key \(Hex.encode(keyBytes)) is uncompressed, which segwit forbids (BIP143 policy)")
             }
-            guard let signature = try source.signECDSA(digest: digest, publicKey: publicKey, origin: origin) else { continue }
+            guard let signature = try source.signECDSA(digest: digest, publicKey: keyBytes, origin: origin) else { continue }
             inputs[i].set(PSBTInputType.partialSig, keyData: keyBytes, value: signature.der + [UInt8(truncatingIfNeeded: type.rawValue)])
             report.signatures.append(.init(input: i, publicKey: keyBytes, origin: origin, form: spend.form.rawValue, sighash: type))
             signedAny = true

@@ -35,11 +35,11 @@ public final class PSBTCardKeySource: PSBTKeySource {
         PSBTError(.signing, "the PSBT says key \(Hex.encode(shown)) is \(origin.map { "\($0)" } ?? "?"), but the card holds another key there; the PSBT was made for another wallet (or the card holds another seed)")
     }
 
-    public func signECDSA(digest: [UInt8], publicKey: PublicKey, origin: KeyOrigin?) throws -> ECDSASignature? {
+    public func signECDSA(digest: [UInt8], publicKey: [UInt8], origin: KeyOrigin?) throws -> ECDSASignature? {
         guard let path = try keyPath(origin) else { return nil }
         signCount += 1
         let answer = try card.sign(digest: digest, mode: .derive(path))
-        guard answer.publicKey == publicKey else { throw mismatch(publicKey.serialized, origin) }
+        guard answer.publicKey.matches(publicKey) else { throw mismatch(publicKey, origin) }
         guard answer.isValid else { throw KeycardError.invalidResponse(.sign, "the card's signature does not verify against its public key") }
         return answer.signature.signature.normalized()
     }
