@@ -94,8 +94,8 @@ final class PSBTObject: LuaObject {
         } },
         "finalize": { object, ctx in try psbtCall {
             try object.psbt.finalize()
-            ctx.push(object: object)
-            return 1
+            // The same userdata back (not a new one), so p:finalize() == p and calls chain.
+            return try ctx.return(try ctx.value(1))
         } },
         "is_finalized": { object, ctx in
             ctx.push(object.psbt.isFinalized)

@@ -221,4 +221,40 @@ import Testing
         let failed = try Keyhost.run(["psbt", "finalize", example, "--json"])
         #expect(try Self.json(failed.stderr)["error"] as? NSDictionary == documentedError["error"] as? NSDictionary)
     }
+
+    @Test("keyhost.psbt from Lua: structured errors (kind, input), options, finalize, extract, inspect")
+    func luaModule() throws {
+        let script = """
+            local psbt, hd = require "keyhost.psbt", require "keyhost.hd"
+            local f = assert(io.open("w.psbt", "rb")); local text = f:read("a"); f:close()
+            local master <close> = hd.from_mnemonic("\(Self.words)")
+            local ok, e = pcall(psbt.parse, "not a psbt")
+            assert(not ok and e.kind == "invalid_psbt", tostring(e))
+            local p = psbt.parse(text)
+            assert(p:version() == 0 and not p:is_finalized())
+            ok, e = pcall(p.sign, p, master)
+            assert(not ok and e.kind == "psbt_signing" and e.input == 0, tostring(e))
+            ok, e = pcall(p.sign, p, master:derive("m/84'"))
+            assert(not ok and tostring(e):find("not a master key"), tostring(e))
+            ok, e = pcall(p.sign, p, master, { sighash = "MOST" })
+            assert(not ok and tostring(e):find("unknown type"), tostring(e))
+            ok, e = pcall(p.sign, p, "key")
+            assert(not ok and tostring(e):find("bad argument #1 to 'sign'") or tostring(e):find("expected"), tostring(e))
+            local report = p:sign(master, { allow_witness_utxo = true })
+            assert(report.signatures == 1 and report.signed[1].path == "m/84'/1'/0'/0/0" and report.signed[1].sighash == "ALL")
+            ok, e = pcall(psbt.parse(text).finalize, psbt.parse(text))
+            assert(not ok and e.kind == "psbt_finalize" and e.input == 0, tostring(e))
+            assert(p:finalize() == p and p:is_finalized())
+            assert(#p:extract() > 100 and p:txid():match("^%x+$"))
+            local summary = p:inspect(master, { coin = "test" })
+            assert(summary.inputs[1].finalized and not summary.inputs[1].ours and summary.fee == 1000)  -- finalizing drops the origins
+            assert(psbt.parse(p:serialize()):base64() == p:base64())
+            print("ok")
+            """
+        let dir = try Keyhost.scratch(["w.psbt": try Self.make([Self.p2wpkh], extra: ["witness_utxo_only": true]), "t.lua": script])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Keyhost.run(["run", "t.lua"], cwd: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "ok\n")
+    }
 }
