@@ -62,7 +62,24 @@ extension PSBT {
                 throw error.located(input: i)
             }
         }
+        if version == 2 { updateModifiableFlags(report.signatures.map(\.sighash)) }
         return report
+    }
+
+    /// BIP370's signer rule: a signature without ANYONECANPAY fixes the inputs (bit 0 cleared), one without
+    /// NONE fixes the outputs (bit 1 cleared), and one with SINGLE sets bit 2 (Has SIGHASH_SINGLE).
+    private mutating func updateModifiableFlags(_ types: [SighashType]) {
+        guard !types.isEmpty else { return }
+        let present = global.value(PSBTGlobalType.txModifiable)
+        var flags = present?.first ?? 0
+        for type in types {
+            if !type.anyoneCanPay { flags &= ~0x01 }
+            if type.rawValue & 3 != SighashType.none.rawValue { flags &= ~0x02 }
+            if type.rawValue & 3 == SighashType.single.rawValue { flags |= 0x04 }
+        }
+        if flags != (present?.first ?? 0) || (present != nil && present?.count != 1) {
+            global.set(PSBTGlobalType.txModifiable, value: [flags])
+        }
     }
 
     private mutating func signInput(_ i: Int, source: PSBTKeySource, options: PSBTSigningOptions, spent: (output: TxOutput, proven: Bool)?,

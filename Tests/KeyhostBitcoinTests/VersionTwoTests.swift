@@ -64,4 +64,16 @@ struct VersionTwoTests {
         v0.outputs = v2.outputs.map { PSBTMap(fields: $0.fields.filter { !PSBTValidation.v2Output.contains($0.type) }) }
         return v0
     }
+
+    @Test("signing updates PSBT_GLOBAL_TX_MODIFIABLE as BIP370's signer must")
+    func modifiableFlags() throws {
+        let master = try HDNode(extendedKey: OracleTests.tprv)
+        for (type, before, after): (SighashType?, UInt8?, UInt8?) in [(nil, 0x03, 0x00), (.singleAnyoneCanPay, 0x03, 0x05), (.noneAnyoneCanPay, 0x03, 0x03),
+                                                                    (.single, nil, 0x04), (nil, nil, nil)] {
+            var psbt = try Self.versionTwo(try OracleTests.embitPSBT([OracleTests.allKinds[2]], sighash: type, seed: 372))
+            if let before { psbt.global.set(PSBTGlobalType.txModifiable, value: [before]) }
+            try psbt.sign(with: HDKeySource(master: master))
+            #expect(psbt.global.value(PSBTGlobalType.txModifiable) == after.map { [$0] }, "\(type.map { "\($0)" } ?? "ALL")")
+        }
+    }
 }
