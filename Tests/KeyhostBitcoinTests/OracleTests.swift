@@ -105,6 +105,16 @@ struct OracleTests {
         #expect(ours == theirs)
     }
 
+    @Test("embit finalizes keyhost's partial signatures (P2PKH, P2SH-P2WPKH, P2WPKH) into the transaction keyhost extracts")
+    func embitFinalizesOurSignatures() throws {
+        var psbt = try Self.embitPSBT(Array(Self.allKinds.prefix(3)), seed: 11)
+        try psbt.sign(with: HDKeySource(master: HDNode(extendedKey: Self.tprv)))
+        // embit 0.8.0 cannot finalize from PSBT_IN_TAP_KEY_SIG, so taproot is checked in keyhostSigns instead.
+        let theirs = try #require(try PSBTOracle.run("finalize", ["psbt": psbt.base64])["tx"] as? String)
+        try psbt.finalize()
+        #expect(hex(try psbt.extractTransaction().serialized()) == theirs)
+    }
+
     @Test("every sighash type the PSBT names is signed with and checks out in embit", arguments: SighashType.standard)
     func sighashTypes(_ type: SighashType) throws {
         // Three outputs-worth of inputs keep SINGLE's matching output present for the first two.
