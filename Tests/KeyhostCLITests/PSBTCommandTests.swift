@@ -257,4 +257,29 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "ok\n")
     }
+
+    @Test("an origin naming our fingerprint with a path where the key is another is refused, by the mnemonic and by the card", arguments: ["mnemonic", "4.0", "3.2"])
+    func mismatchedOrigin(_ signer: String) throws {
+        var wrong = Self.p2wpkh
+        wrong["origin_path"] = "m/84h/1h/0h/0/1"
+        let dir = try Keyhost.scratch(["t.psbt": try Self.make([wrong])])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = Self.env
+        env["HOME"] = dir.path
+        var arguments = ["psbt", "sign", "t.psbt", "--json"]
+        if signer == "mnemonic" {
+            arguments += ["--mnemonic-env", "WORDS"]
+        } else {
+            let state = dir.appendingPathComponent("card.json").path
+            try TokenCardCommandTests.cardState(state, applet: signer, seed: Self.words, home: dir)
+            arguments += ["--card", "--reader", "virtual", "--card-state", state]
+        }
+        let run = try Keyhost.run(arguments, cwd: dir, environment: env)
+        #expect(run.status == 1, "\(run.stderr)")
+        let error = try #require(try Self.json(run.stderr)["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "psbt_signing")
+        #expect(error["input"] as? Int == 0)
+        #expect((error["message"] as? String)?.contains("[73c5da0a/84'/1'/0'/0/1]") == true, "\(error)")
+        #expect(run.stdout.isEmpty)
+    }
 }

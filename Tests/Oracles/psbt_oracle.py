@@ -121,8 +121,9 @@ def make(req):
         vout.append(TransactionOutput(spec["amount"], spk))
     tx = Transaction(version=2, vin=vin, vout=vout, locktime=req.get("locktime", 0))
     psbt = PSBT(tx)
-    for inp, (prev, idx, spk, key, pub, kind, path) in zip(psbt.inputs, prevs):
-        origin = DerivationPath(fp, path_list(path))
+    for n, (inp, (prev, idx, spk, key, pub, kind, path)) in enumerate(zip(psbt.inputs, prevs)):
+        # "origin_path" claims another path than the key's: a PSBT for another wallet (or a wrong account).
+        origin = DerivationPath(fp, path_list(req["inputs"][n].get("origin_path", path)))
         if kind != "p2tr" and not req.get("witness_utxo_only"):
             inp.non_witness_utxo = prev
         if kind != "p2pkh":
