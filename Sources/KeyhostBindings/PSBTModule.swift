@@ -97,6 +97,11 @@ final class PSBTObject: LuaObject {
             // The same userdata back (not a new one), so p:finalize() == p and calls chain.
             return try ctx.return(try ctx.value(1))
         } },
+        "combine": { object, ctx in try psbtCall {
+            let other = try ctx.object(2, as: PSBTObject.self)
+            try object.psbt.combine(other.psbt)
+            return try ctx.return(try ctx.value(1))
+        } },
         "is_finalized": { object, ctx in
             ctx.push(object.psbt.isFinalized)
             return 1

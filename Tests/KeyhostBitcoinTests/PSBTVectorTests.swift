@@ -73,6 +73,20 @@ struct PSBTVectorTests {
         #expect(try psbt.finalizedHex() == roles.finalized)
     }
 
+    @Test("BIP174 combiner: the two signers' PSBTs combine into the vector's, unknown pairs in key order")
+    func combiner() throws {
+        let roles = try Vectors.roles()
+        var first = try PSBT.parse(hex(roles.signer1))
+        try first.combine(try PSBT.parse(hex(roles.signer2)))
+        #expect(hex(first.serialized()) == roles.combined)
+        var unknown = try PSBT.parse(hex(roles.unknown_a))
+        try unknown.combine(try PSBT.parse(hex(roles.unknown_b)))
+        #expect(hex(unknown.serialized()) == roles.unknown_combined)
+        // Another transaction does not combine.
+        var other = try PSBT.parse(hex(roles.signer1))
+        #expect(throws: PSBTError.self) { try other.combine(try PSBT.parse(hex(roles.unknown_a))) }
+    }
+
     @Test("unknown key-value pairs are kept byte for byte")
     func unknownFields() throws {
         let roles = try Vectors.roles()

@@ -282,4 +282,24 @@ import Testing
         #expect((error["message"] as? String)?.contains("[73c5da0a/84'/1'/0'/0/1]") == true, "\(error)")
         #expect(run.stdout.isEmpty)
     }
+
+    @Test("combine: a signed copy and the unsigned PSBT merge into one that finalizes; another transaction's PSBT is refused")
+    func combine() throws {
+        let unsigned = try Self.make([Self.p2wpkh, Self.p2tr])
+        let dir = try Keyhost.scratch(["t.psbt": unsigned])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // The BIP174 vectors check the merge itself (two signers' halves); this checks the command around it.
+        let a = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "a.psbt"], cwd: dir, environment: Self.env)
+        #expect(a.status == 0, "\(a.stderr)")
+        let combined = try Keyhost.run(["psbt", "combine", "a.psbt", "t.psbt", "-o", "c.psbt"], cwd: dir)
+        #expect(combined.status == 0, "\(combined.stderr)")
+        let final = try Keyhost.run(["psbt", "finalize", "c.psbt", "--extract"], cwd: dir)
+        #expect(final.status == 0, "\(final.stderr)")
+        let other = try Self.make([Self.p2pkh])
+        try other.write(to: dir.appendingPathComponent("o.psbt"), atomically: true, encoding: .utf8)
+        let refused = try Keyhost.run(["psbt", "combine", "t.psbt", "o.psbt"], cwd: dir)
+        #expect(refused.status == 1 && refused.stderr.contains("different transactions"), "\(refused.stderr)")
+        let one = try Keyhost.run(["psbt", "combine", "t.psbt"], cwd: dir)
+        #expect(one.status == 64)
+    }
 }

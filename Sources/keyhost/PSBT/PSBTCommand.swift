@@ -16,7 +16,7 @@ struct PSBTCommand: ParsableCommand {
             from KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a software card); keyhost signs the \
             inputs whose BIP32 origins name that master key's fingerprint. docs/json.md shows the --json output.
             """,
-        subcommands: [PSBTInspect.self, PSBTSign.self, PSBTFinalize.self]
+        subcommands: [PSBTInspect.self, PSBTSign.self, PSBTCombine.self, PSBTFinalize.self]
     )
 
     /// Largest PSBT file read: room for a full block's worth of previous transactions.
