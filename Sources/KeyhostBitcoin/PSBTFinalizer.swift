@@ -4,23 +4,46 @@ extension PSBT {
     /// Builds each input's final scriptSig/witness from its signatures (BIP174 input finalizer) and drops
     /// the fields only signing needed. Inputs already final are kept. Throws, leaving the PSBT unchanged,
     /// when an input lacks signatures or its script is one keyhost does not finalize.
+    ///
+    /// Every signature used is verified first against its signature hash, so a corrupt signature or one
+    /// made for another transaction is reported with its input here, not by the network after broadcast.
     public mutating func finalize() throws {
         let tx = try unsignedTransaction()
+        var spent = [TxOutput?]()
+        for i in inputs.indices {
+            do { spent.append(try spentOutput(i, tx: tx)?.output) } catch let error as PSBTError {
+                throw PSBTError(.finalize, error.message, input: i)
+            }
+        }
+        let cache = SighashCache(transaction: tx, spentOutputs: spent.allSatisfy { $0 != nil } ? spent.compactMap { $0 } : nil)
         var copy = self
         for i in inputs.indices where !inputs[i].isFinalized {
-            do { try copy.finalizeInput(i, tx: tx) } catch let error as PSBTError {
+            do { try copy.finalizeInput(i, utxo: spent[i], cache: cache) } catch let error as PSBTError {
                 throw PSBTError(.finalize, error.message, input: i)
             }
         }
         self = copy
     }
 
+    /// Checks an ECDSA signature (DER + sighash byte) by `key` against this input's signature hash.
+    private func verifyECDSA(_ signature: [UInt8], key: [UInt8], input i: Int, spend: InputSpend, amount: UInt64, cache: SighashCache) throws {
+        guard let typeByte = signature.last else { throw PSBTError(.finalize, "an empty signature for key \(Hex.encode(key))") }
+        let type = SighashType(rawValue: UInt32(typeByte))
+        let digest = spend.sigVersion == .legacy
+            ? try cache.legacy(input: i, scriptCode: spend.scriptCode, type: type)
+            : try cache.segwitV0(input: i, scriptCode: spend.scriptCode, amount: amount, type: type)
+        let valid = (try? PublicKey(bytes: key).verify(ECDSASignature(der: Array(signature.dropLast())), digest: digest)) ?? false
+        guard valid else {
+            throw PSBTError(.finalize, "the signature by key \(Hex.encode(key)) does not verify (sighash \(type)): it is corrupt or was made for another transaction; sign again")
+        }
+    }
+
     /// Whether every input has a final scriptSig or witness.
     public var isFinalized: Bool { inputs.allSatisfy(\.isFinalized) }
 
-    private mutating func finalizeInput(_ i: Int, tx: BitcoinTransaction) throws {
+    private mutating func finalizeInput(_ i: Int, utxo: TxOutput?, cache: SighashCache) throws {
         let map = inputs[i]
-        guard let (utxo, _) = try spentOutput(i, tx: tx) else {
+        guard let utxo else {
             throw PSBTError(.finalize, "no UTXO data (non_witness_utxo or witness_utxo), so the script to satisfy is unknown")
         }
         let spend = try InputSpend.resolve(map, utxo: utxo)
@@ -29,11 +52,19 @@ extension PSBT {
         switch spend.form {
         case .p2trKeyPath:
             guard let signature = map.tapKeySignature else { throw PSBTError(.finalize, "the taproot input has no key-path signature (tap_key_sig) yet; sign it first") }
+            // 65 bytes carry the sighash type, which must then not be DEFAULT (BIP341).
+            let type = signature.count == 65 ? SighashType(rawValue: UInt32(signature[64])) : .default
+            let digest = try cache.taproot(input: i, type: type)
+            let outputKey = try spend.outputKey.map { try XOnlyPublicKey(bytes: $0) }
+            guard signature.count == 64 || type != .default, outputKey?.verify(schnorr: Array(signature.prefix(64)), message: digest) == true else {
+                throw PSBTError(.finalize, "the taproot key-path signature does not verify against the output key (sighash \(type)): it is corrupt or was made for another transaction; sign again")
+            }
             witness = [signature]
         case .p2pkh, .p2wpkh, .p2shP2wpkh:
             guard let (key, signature) = map.partialSignatures.first(where: { spend.uses($0.publicKey) }) else {
                 throw PSBTError(.finalize, "the \(spend.form.rawValue) input has no signature by the key its script names; sign it first")
             }
+            try verifyECDSA(signature, key: key, input: i, spend: spend, amount: utxo.value, cache: cache)
             if spend.form == .p2pkh {
                 scriptSig = Script.push(signature) + Script.push(key)
             } else {
@@ -44,6 +75,11 @@ extension PSBT {
             let byKey = Dictionary(map.partialSignatures.map { ($0.publicKey, $0.signature) }, uniquingKeysWith: { first, _ in first })
             // CHECKMULTISIG wants the signatures in the keys' order; the extra empty item is its off-by-one.
             let signatures = spend.multisigKeys.compactMap { byKey[$0] }.prefix(spend.required)
+            for key in spend.multisigKeys {
+                if let signature = byKey[key], signatures.contains(signature) {
+                    try verifyECDSA(signature, key: key, input: i, spend: spend, amount: utxo.value, cache: cache)
+                }
+            }
             guard signatures.count == spend.required else {
                 throw PSBTError(.finalize, "the \(spend.required)-of-\(spend.multisigKeys.count) multisig input has \(signatures.count) of the signatures it needs")
             }
