@@ -8,7 +8,7 @@ import KeyhostFiles
 struct PSBTCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "psbt",
-        abstract: "Inspect, sign and finalize PSBTs (BIP174 v0, BIP370 v2, taproot BIP371).",
+        abstract: "Inspect, sign, combine and finalize PSBTs (BIP174 v0, BIP370 v2, taproot BIP371).",
         discussion: """
             FILE is a PSBT in binary or base64, or - for standard input. Signed and finalized PSBTs are written in \
             the form they were read in (-o OUT), or as base64 on standard output. Keys come from --mnemonic-env VAR \
