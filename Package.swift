@@ -50,6 +50,10 @@ let package = Package(
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto"]),
+        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
+        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
+        // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
+        .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
 
@@ -70,7 +74,7 @@ let package = Package(
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
-            "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum",
+            "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard",
         ]),
 
         .executableTarget(
@@ -79,7 +83,7 @@ let package = Package(
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostEthereum",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["BuildInfo"]
         ),
@@ -87,7 +91,7 @@ let package = Package(
         .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // Speed figures against C baselines (scripts/bench); not part of the product.
-        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard"]),
+        .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBitcoinCard"]),
         .executableTarget(
             name: "keyhost-token-bench",
             dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
@@ -109,6 +113,7 @@ let package = Package(
         .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

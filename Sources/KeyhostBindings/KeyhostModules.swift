@@ -20,6 +20,7 @@ public enum KeyhostModules {
         DiscoveryModule.register(in: state)
         TokenModule.register(in: state)
         EthModule.register(in: state)
+        PSBTModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }

@@ -8,6 +8,8 @@
 // Only KeyhostCrypto's public API is used, the way a caller would use it; and, for card_sign_path (no C
 // baseline: scripts/bench puts it next to the same work from Lua), KeyhostCard's KeycardCommandSet driving
 // the software card in process.
+import KeyhostBitcoinCard
+import KeyhostBitcoin
 import KeyhostCard
 import KeyhostCrypto
 
@@ -188,5 +190,48 @@ if only == nil || only == "card_sign_path" {
             sum.add(last)
         }
         return Hex.encode(last)
+    }
+}
+
+// PSBT signing (PSBTBench.swift). Figures are per input, so they sit next to ecdsa_sign (one signature):
+// psbt_sign_keys signs with keys known up front (what a bare libsecp256k1 loop has), psbt_sign_hd derives
+// each input's key from the master on the way (one BIP32 child step per input, ancestors cached).
+if only == nil || only?.hasPrefix("psbt_") == true {
+    let master = try HDNode(seed: mnemonic.seed())
+    let (unsigned, keys) = try PSBTBench.psbt(master: master)
+    let keySet = PrivateKeySet(keys)
+    try report("psbt_sign_keys", PSBTBench.inputCount) { _, sum in try PSBTBench.sign(unsigned, with: keySet, &sum) }
+    try report("psbt_sign_hd", PSBTBench.inputCount) { _, sum in try PSBTBench.sign(unsigned, with: HDKeySource(master: master), &sum) }
+    // The end-to-end command: parse the bytes, sign, serialize.
+    let bytes = unsigned.serialized()
+    try report("psbt_parse_sign_serialize", PSBTBench.inputCount) { _, sum in
+        var psbt = try PSBT.parse(bytes)
+        try psbt.sign(with: keySet)
+        let out = psbt.serialized()
+        sum.add(out.suffix(32))
+        return Hex.encode(out.suffix(8))
+    }
+    if only == nil || only == "psbt_card" {
+        // The 4.0 software card in process: APDUs per input once the session is open (the master
+        // fingerprint's EXPORT KEY is per PSBT, counted apart).
+        let soft = try SoftKeycard(options: SoftKeycardOptions(appletVersion: .v4_0))
+        let counter = CountingChannel(soft)
+        let client = KeycardCommandSet(channel: counter, trustedCAKeys: [SoftKeycard.testCAKey().publicKey])
+        _ = try client.select()
+        try client.initialize(pin: "123456", puk: "987654321098")
+        _ = try client.select()
+        try client.openSecureChannel()
+        try client.verifyPIN("123456")
+        _ = try client.loadKey(seed: mnemonic.seed())
+        let before = counter.count
+        let source = try PSBTCardKeySource(card: client)
+        let setup = counter.count - before
+        let start = counter.count
+        let t0 = nowNanoseconds()
+        var scratch = FNV()
+        _ = try PSBTBench.sign(unsigned, with: source, &scratch)
+        let perInput = (nowNanoseconds() - t0) / Double(PSBTBench.inputCount)
+        let apdus = counter.count - start
+        print("psbt_card apdus_per_input=\(Double(apdus) / Double(PSBTBench.inputCount)) setup_apdus=\(setup) ns_per_input=\(format1(perInput))")
     }
 }

@@ -1,0 +1,34 @@
+import ArgumentParser
+import KeyhostBitcoin
+
+/// `keyhost psbt combine FILE FILE…`.
+struct PSBTCombine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "combine",
+        abstract: "Merge PSBTs of one transaction (signatures from several signers) into one (BIP174 combiner).",
+        discussion: "Fields the first PSBT lacks are added from the others; a field in several keeps the first's value."
+    )
+
+    @Argument(help: ArgumentHelp("Two or more PSBTs (binary or base64) of the same transaction; - for standard input.", valueName: "file"))
+    var files: [String]
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT (in the first file's form) instead of base64 on standard output.", valueName: "out"))
+    var output: String?
+
+    func validate() throws {
+        if files.count < 2 { throw ValidationError("give at least two PSBTs to combine") }
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
+    }
+
+    func run() throws {
+        try PSBTCommand.run {
+            var (combined, base64) = try PSBTCommand.read(files[0])
+            for file in files.dropFirst() {
+                do { try combined.combine(try PSBTCommand.read(file).psbt) } catch let error as PSBTError {
+                    throw PSBTError(error.kind, "\(file): \(error.message)")
+                }
+            }
+            try PSBTCommand.write(combined, to: output, base64: base64)
+        }
+    }
+}
