@@ -51,9 +51,12 @@ public enum NFKD {
         if value >= hangulBase, value < hangulBase + hangulCount {
             let index = value - hangulBase
             let perLead = vowelCount * trailCount
-            out.append(Unicode.Scalar(leadBase + index / perLead)!)
-            out.append(Unicode.Scalar(vowelBase + (index % perLead) / trailCount)!)
-            if index % trailCount != 0 { out.append(Unicode.Scalar(trailBase + index % trailCount)!) }
+            // The jamo values are in U+1100…U+11C2, always valid scalars; `if let` only avoids a force unwrap.
+            var jamo = [leadBase + index / perLead, vowelBase + (index % perLead) / trailCount]
+            if index % trailCount != 0 { jamo.append(trailBase + index % trailCount) }
+            for value in jamo {
+                if let part = Unicode.Scalar(value) { out.append(part) }
+            }
             return
         }
         let tables = Tables.shared
@@ -115,21 +118,23 @@ public enum NFKD {
             keys.reserveCapacity(6000)
             starts.reserveCapacity(6001)
             mappings.reserveCapacity(16000)
-            for line in NFKDTable.decompositions.utf8.split(separator: UInt8(ascii: "\n")) {
-                var fields = Tables.hexFields(line)
-                guard fields.count >= 2 else { continue }
-                keys.append(fields.removeFirst())
+            // One pass over the bytes, no intermediate strings: this runs on the first non-ASCII
+            // passphrase and should cost well under a millisecond.
+            Tables.forEachLine(NFKDTable.decompositions) { fields in
+                guard fields.count >= 2 else { return }
+                keys.append(fields[0])
                 starts.append(Int32(mappings.count))
-                // The generator writes only valid scalars; compactMap keeps a damaged table from trapping.
-                mappings.append(contentsOf: fields.compactMap { Unicode.Scalar($0) })
+                // The generator writes only valid scalars; `if let` keeps a damaged table from trapping.
+                for value in fields.dropFirst() {
+                    if let scalar = Unicode.Scalar(value) { mappings.append(scalar) }
+                }
             }
             starts.append(Int32(mappings.count))
             var runs: [ClassRun] = []
-            for line in NFKDTable.combiningClasses.utf8.split(separator: UInt8(ascii: "\n")) {
-                let words = line.split(separator: UInt8(ascii: " "))
-                guard words.count == 3, let first = Tables.hex(words[0]), let last = Tables.hex(words[1]),
-                      let ccc = UInt8(String(decoding: words[2], as: UTF8.self)) else { continue }
-                runs.append(ClassRun(first: first, last: last, combiningClass: ccc))
+            // Lines are "FIRST LAST CLASS", the class in decimal: parsed as hex, then converted back.
+            Tables.forEachLine(NFKDTable.combiningClasses, classInDecimal: true) { fields in
+                guard fields.count == 3, let ccc = UInt8(exactly: fields[2]) else { return }
+                runs.append(ClassRun(first: fields[0], last: fields[1], combiningClass: ccc))
             }
             self.keys = keys
             self.starts = starts
@@ -137,12 +142,41 @@ public enum NFKD {
             self.classRuns = runs
         }
 
-        private static func hexFields(_ line: Substring.UTF8View.SubSequence) -> [UInt32] {
-            line.split(separator: UInt8(ascii: " ")).compactMap(hex)
-        }
-
-        private static func hex(_ digits: Substring.UTF8View.SubSequence) -> UInt32? {
-            UInt32(String(decoding: digits, as: UTF8.self), radix: 16)
+        /// Calls `body` with the numbers of each line of `text` (hex; the third field decimal when
+        /// `classInDecimal`). Anything else in a line ends that number.
+        private static func forEachLine(_ text: String, classInDecimal: Bool = false, _ body: ([UInt32]) -> Void) {
+            var text = text
+            text.withUTF8 { bytes in
+                var fields: [UInt32] = []
+                fields.reserveCapacity(20)
+                var value: UInt32 = 0, inNumber = false
+                func endNumber() {
+                    if inNumber { fields.append(value) }
+                    value = 0
+                    inNumber = false
+                }
+                for byte in bytes {
+                    let radix: UInt32 = classInDecimal && fields.count == 2 ? 10 : 16
+                    let digit: UInt32
+                    switch byte {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+                    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A")) + 10
+                    case UInt8(ascii: "\n"):
+                        endNumber()
+                        if !fields.isEmpty { body(fields) }
+                        fields.removeAll(keepingCapacity: true)
+                        continue
+                    default:
+                        endNumber()
+                        continue
+                    }
+                    guard digit < radix, value <= 0x10FFFF else { endNumber(); continue }
+                    value = value &* radix &+ digit
+                    inNumber = true
+                }
+                endNumber()
+                if !fields.isEmpty { body(fields) }
+            }
         }
     }
 }
