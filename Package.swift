@@ -85,6 +85,12 @@ let package = Package(
                 "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every
+            // public symbol of every package module (~50 000) in the dynamic symbol table: the Swift
+            // runtime's start-up dladdr() then scans them all and each run pays about 0.5 ms.
+            // Nothing looks keyhost's symbols up dynamically, so they stay local (release builds only;
+            // tests link this module into their own bundle and keep the defaults).
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))],
             plugins: ["BuildInfo"]
         ),
         // The commit and C library versions `keyhost --version` prints.

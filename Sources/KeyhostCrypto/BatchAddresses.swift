@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension HDNode {
     /// Addresses of the non-hardened children `from ..< from + count` of this node, or of its child `chain`
@@ -17,7 +20,7 @@ extension HDNode {
 
         var results = [String](repeating: "", count: count)
         let failures = FirstFailure()
-        let chunks = count < 64 ? 1 : min(count / 16, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let chunks = count < 64 ? 1 : min(count / 16, onlineProcessors() * 4)
         results.withUnsafeMutableBufferPointer { out in
             let out = out  // each chunk writes a disjoint range of indexes
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
@@ -47,18 +50,26 @@ extension HDNode {
     }
 }
 
+/// Processors available, as ProcessInfo.activeProcessorCount counts them (without Foundation).
+private func onlineProcessors() -> Int {
+    max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+}
+
 /// Keeps the error at the lowest index, so a parallel run reports what a serial one would.
+/// A serial queue is the lock: Dispatch is already here, NSLock would need Foundation.
 private final class FirstFailure: @unchecked Sendable {
-    private let lock = NSLock()
+    private let queue = DispatchQueue(label: "keyhost.batch-addresses.failure")
     private var index = Int.max
-    private(set) var error: Error?
+    private var firstError: Error?
+
+    var error: Error? { queue.sync { firstError } }
 
     func record(_ error: Error, at index: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        if index < self.index {
-            self.index = index
-            self.error = error
+        queue.sync {
+            if index < self.index {
+                self.index = index
+                self.firstError = error
+            }
         }
     }
 }

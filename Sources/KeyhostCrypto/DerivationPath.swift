@@ -1,4 +1,3 @@
-import Foundation
 
 /// A BIP32 derivation path such as m/84'/0'/0'/0/5, absolute (from the master key) or relative (0/5).
 public struct DerivationPath: Hashable, Sendable, CustomStringConvertible {
@@ -28,7 +27,7 @@ public struct DerivationPath: Hashable, Sendable, CustomStringConvertible {
             // The text is not echoed: it is too long to be a path and may be anything.
             throw DerivationPathError(path: "…", component: nil, text: nil, problem: .tooLong(text.utf8.count))
         }
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimming(String.isWhitespace)
         var parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard !trimmed.isEmpty else { throw DerivationPathError(path: text, component: nil, text: nil, problem: .empty) }
         var absolute = false

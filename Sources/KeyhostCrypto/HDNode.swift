@@ -1,4 +1,3 @@
-import Foundation
 import COpenSSL
 import CSecp256k1
 
@@ -242,7 +241,7 @@ public struct HDNode: Sendable, CustomStringConvertible, CustomDebugStringConver
     /// decoded bytes, never by its prefix text: a known private version (xprv, zprv, Ltpv, dgpv, ...) or, under
     /// any other version, key data starting with BIP32's 0x00 private marker. Nil when it is no extended key.
     public static func isExtendedPrivateKey(_ text: String) -> Bool? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimming(String.isWhitespaceOrNewline)
         guard var data = try? Base58.decodeCheck(trimmed), data.count == 78 else { return nil }
         defer { OPENSSL_cleanse(&data, data.count) }
         let version = data[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }

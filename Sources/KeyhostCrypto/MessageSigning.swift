@@ -1,4 +1,9 @@
+// Base64 as Foundation's Data does it, from FoundationEssentials: full Foundation would bring ICU.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Ethereum personal_sign messages (EIP-191 version 0x45).
 public enum EthereumMessage {

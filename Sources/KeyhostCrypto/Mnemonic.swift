@@ -1,4 +1,3 @@
-import Foundation
 
 /// A BIP39 mnemonic (English wordlist). Only the entropy is stored, in wiped-on-release memory;
 /// the words are looked up from it when asked for.
@@ -30,7 +29,7 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
     public init(phrase: String) throws {
         let length = phrase.utf8.count
         guard length <= InputLimit.mnemonic else { throw MnemonicError.tooLong(length, limit: InputLimit.mnemonic) }
-        let normalized = phrase.decomposedStringWithCompatibilityMapping.lowercased()
+        let normalized = NFKD.normalize(phrase).lowercased()
         let typed = normalized.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         guard Mnemonic.validWordCounts.contains(typed.count) else { throw MnemonicError.wordCount(typed.count) }
         var indices = [Int]()
@@ -76,7 +75,7 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
     public func seed(passphrase: String = "") -> SecretBytes {
         var password = Array(phrase.utf8)
         defer { for i in password.indices { password[i] = 0 } }
-        let salt = Array(("mnemonic" + passphrase).decomposedStringWithCompatibilityMapping.utf8)
+        let salt = Array(NFKD.normalize("mnemonic" + passphrase).utf8)
         // Cannot throw: iterations and length are fixed and valid.
         return (try? KDF.pbkdf2SHA512(password: password, salt: salt, iterations: 2048, length: 64)) ?? SecretBytes([])
     }

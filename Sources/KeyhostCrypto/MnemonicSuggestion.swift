@@ -7,7 +7,7 @@ extension Mnemonic {
     /// (`keyhost key mnemonic check --suggest`); errors never carry it.
     public static func suggestions(forWordAt position: Int, in phrase: String, limit: Int = 3) -> [String] {
         guard phrase.utf8.count <= InputLimit.mnemonic else { return [] }
-        let typed = phrase.decomposedStringWithCompatibilityMapping.lowercased().split(whereSeparator: { $0.isWhitespace })
+        let typed = NFKD.normalize(phrase).lowercased().split(whereSeparator: { $0.isWhitespace })
         guard position >= 1, position <= typed.count, limit > 0 else { return [] }
         let word = Array(typed[position - 1].unicodeScalars)
         // Nothing in the list is longer than 8 letters; a far longer "word" has no close match worth the work.

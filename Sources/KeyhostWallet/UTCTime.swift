@@ -1,7 +1,7 @@
 /// Unix seconds as UTC ISO-8601 (`2026-11-24T01:02:03Z`), for messages; pure arithmetic so the
 /// wallet's messages do not depend on Foundation's formatters or the local time zone.
-enum UTCTime {
-    static func iso8601(_ seconds: Int64) -> String {
+public enum UTCTime {
+    public static func iso8601(_ seconds: Int64) -> String {
         let (quotient, remainder) = seconds.quotientAndRemainder(dividingBy: 86_400)
         let days = remainder < 0 ? quotient - 1 : quotient
         let secondOfDay = remainder < 0 ? remainder + 86_400 : remainder

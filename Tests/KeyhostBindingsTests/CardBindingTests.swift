@@ -49,6 +49,23 @@ import LuaRuntime
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ not json")
     }
 
+    /// PathText replaced NSString's path operations (PairingStore no longer imports Foundation).
+    /// Not "//": NSString makes it "" where PathText says "/"; the store's paths end in /pairings.json.
+    @Test(arguments: ["", "/", "/tmp", "/tmp/", "tmp", "a/b", "a//b", "/a/b//", "/a/b/c.json", "./x", "../x/", "/x/state/keyhost"])
+    func pathTextMatchesNSString(_ path: String) {
+        #expect(PathText.parent(path) == (path as NSString).deletingLastPathComponent, "parent of \(path.debugDescription)")
+        #expect(PathText.lastComponent(path) == (path as NSString).lastPathComponent, "last component of \(path.debugDescription)")
+    }
+
+    /// paired_at is written as ISO8601DateFormatter wrote it: UTC, whole seconds, "Z".
+    @Test func timestampMatchesISO8601DateFormatter() {
+        let before = ISO8601DateFormatter().string(from: Date())
+        let ours = PairingStore.timestamp()
+        let after = ISO8601DateFormatter().string(from: Date())
+        #expect(ours == before || ours == after, "\(ours) vs \(before)")
+        #expect(ours.utf8.count == 20 && ours.hasSuffix("Z"))
+    }
+
     @Test func defaultPathFollowsXDG() {
         #expect(PairingStore.defaultPath(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/u"]) == "/x/state/keyhost/pairings.json")
         #expect(PairingStore.defaultPath(environment: ["XDG_STATE_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.local/state/keyhost/pairings.json")

@@ -47,4 +47,30 @@ import Testing
         let (s7, o7) = try keyhost(["token", "deposit", first, "--ledger", db])
         #expect(s7 == 1 && o7.contains("--issuer"))
     }
+
+    /// Through a ledger server (SQLite behind it): the client speaks keyhost's own HTTP, not
+    /// URLSession, so deposit and stats must read the same answers as before.
+    @Test func depositAndStatsOverHTTP() throws {
+        let db = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
+        let issuer = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+        let (server, address) = try Child.ledgerServer(db: db, issuers: [issuer])
+        defer { server.kill(SIGTERM); server.wait() }
+        let token = try Fixtures.token(value: 7)
+        let file = try temporaryFile(try Fixtures.deposit(token, via: 2).armored + "\n")
+        let id = Hex.encode(token.token.id)
+
+        let (s1, o1) = try keyhost(["token", "deposit", file, "--ledger", address])
+        #expect(s1 == 0 && o1 == "\(id)  accepted\n", "\(o1)")
+        let (s2, o2) = try keyhost(["token", "deposit", file, "--ledger", address])
+        #expect(s2 == 0 && o2 == "\(id)  already deposited\n", "\(o2)")
+        let (s3, o3) = try keyhost(["token", "ledger", "stats", "--ledger", address])
+        #expect(s3 == 0 && o3 == "tokens deposited: 1\ndouble spends seen: 0\n  EUR-cent: 7 in 1 token\n", "\(o3)")
+    }
+
+    /// Nothing listening: a one-line error naming the request and the cause, exit 1.
+    @Test func ledgerNotRunning() throws {
+        let (status, output) = try keyhost(["token", "ledger", "stats", "--ledger", "http://127.0.0.1:1"])
+        #expect(status == 1)
+        #expect(output.contains("ledger GET http://127.0.0.1:1/v1/stats: connection refused; is the ledger running?"), "\(output)")
+    }
 }

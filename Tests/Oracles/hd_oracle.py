@@ -21,7 +21,9 @@ from mnemonic import Mnemonic
 
 XPUB = Bip32KeyNetVersions(bytes.fromhex("0488b21e"), bytes.fromhex("0488ade4"))
 
-PASSPHRASES = ["", "TREZOR", "correct horse battery staple", "caf\u00e9", "cafe\u0301", "\u30d1\u30b9\u30ef\u30fc\u30c9", "  spaced  "]
+PASSPHRASES = ["", "TREZOR", "correct horse battery staple", "caf\u00e9", "cafe\u0301", "\u30d1\u30b9\u30ef\u30fc\u30c9", "  spaced  ",
+               # BIP39 Japanese test vectors' passphrase: compatibility characters (U+334D), voiced kana.
+               "\u334d\u30ac\u30d0\u30f4\u30a1\u3071\u3070\u3050\u309e\u3061\u3062\u5341\u4eba\u5341\u8272"]
 
 
 def with_version(extended, version_hex):

@@ -1,7 +1,14 @@
+// JSON, Data and FileManager from FoundationEssentials (the code Foundation re-exports on Linux);
+// nothing here needs Foundation proper, which would bring ICU.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostFiles
+import KeyhostWallet
 
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +55,7 @@ final class PairingStore {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return state + "/keyhost/pairings.json"
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PairingStore.passwdHome()
         return home + "/.local/state/keyhost/pairings.json"
     }
 
@@ -142,13 +149,13 @@ final class PairingStore {
             unlink(tmp)
             throw error
         }
-        let dir = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dir = open(PathText.parent(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { _ = fsync(dir); close(dir) }
     }
 
     /// Runs `body` holding an exclusive lock on `<path>.lock`, creating the folder (0700) first.
     private func withLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
-        try PairingStore.makeFolder((path as NSString).deletingLastPathComponent)
+        try PairingStore.makeFolder(PathText.parent(path))
         let lockPath = path + ".lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError(lockPath, "open") }
@@ -162,13 +169,13 @@ final class PairingStore {
 
     /// Creates `folder` and missing parents with mode 0700; the store's own folder is made 0700 if it is wider.
     static func makeFolder(_ folder: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
+        var existing = stat()
+        if stat(folder, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFDIR else {
                 throw CardLuaError(kind: "pairing_store", "pairing store folder \(folder) is not a folder")
             }
         } else {
-            let parent = (folder as NSString).deletingLastPathComponent
+            let parent = PathText.parent(folder)
             if !parent.isEmpty && parent != folder { try makeFolder(parent) }
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
                 throw CardLuaError(kind: "pairing_store", "cannot create pairing store folder \(folder): \(String(cString: strerror(errno)))")
@@ -176,7 +183,7 @@ final class PairingStore {
             return
         }
         var info = stat()
-        if stat(folder, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0, (folder as NSString).lastPathComponent == "keyhost" {
+        if stat(folder, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0, PathText.lastComponent(folder) == "keyhost" {
             chmod(folder, 0o700)
         }
     }
@@ -198,9 +205,15 @@ final class PairingStore {
         return "\(error)"
     }
 
+    /// Now as `2026-11-24T01:02:03Z`, what ISO8601DateFormatter wrote (UTC, whole seconds).
     static func timestamp() -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date())
+        UTCTime.iso8601(Int64(time(nil)))
+    }
+
+    /// The user's home from the password database, for when HOME is unset (as NSHomeDirectory did).
+    static func passwdHome() -> String {
+        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return "/" }
+        return String(cString: directory)
     }
 }
 

@@ -44,8 +44,12 @@ public struct KeyPath: Equatable, Sendable, CustomStringConvertible {
     /// Components from a data field (a multiple of 4 bytes).
     public static func decode(_ bytes: [UInt8]) throws -> [UInt32] {
         guard bytes.count % 4 == 0 else { throw KeycardError.invalidArgument("a key path has 4 bytes per component; got \(bytes.count) bytes") }
-        return stride(from: 0, to: bytes.count, by: 4).map { i in
-            UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+        // Typed halves: as one expression it went over the type checker's budget once this
+        // module stopped importing Foundation.
+        return stride(from: 0, to: bytes.count, by: 4).map { (i: Int) -> UInt32 in
+            let high: UInt32 = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16
+            let low: UInt32 = UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+            return high | low
         }
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCrypto
 
 /// A secure channel v1 pairing: the slot index on the card and the 32-byte pairing key.
@@ -28,7 +27,7 @@ public enum PairingSecret {
 
     /// PBKDF2-HMAC-SHA256(NFKD(password), "Keycard Pairing Password Salt", 50 000, 32).
     public static func derive(password: String) throws -> SecretBytes {
-        var bytes = Array(password.decomposedStringWithCompatibilityMapping.utf8)
+        var bytes = Array(NFKD.normalize(password).utf8)
         defer { wipe(&bytes) }
         return try KDF.pbkdf2SHA256(password: bytes, salt: salt, iterations: iterations, length: 32)
     }

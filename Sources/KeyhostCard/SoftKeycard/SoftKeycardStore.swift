@@ -1,4 +1,13 @@
+// JSON, URL and FileManager from FoundationEssentials (the same code Foundation re-exports on
+// Linux): full Foundation would link ICU into everything that uses the card stack.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyhostFiles
 
 /// Keeps a `SoftKeycardState` in a JSON file, replaced atomically: the new state goes to `<file>.tmp`

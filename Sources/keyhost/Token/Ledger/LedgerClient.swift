@@ -1,11 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import KeyhostDiscovery
 import KeyhostLedger
 import KeyhostLedgerServer
 
-/// Talks to a ledger service (`keyhost token ledger serve`) over HTTP.
+/// Talks to a ledger service (`keyhost token ledger serve`) over HTTP, with keyhost's own HTTP
+/// transport: URLSession would link FoundationNetworking (libcurl and its thirty-odd libraries)
+/// into every keyhost run's start-up.
 struct LedgerClient {
     let base: URL
     var timeout: Double = 60
@@ -19,28 +19,18 @@ struct LedgerClient {
 
     /// The parsed JSON answer and its status; an answer that is not JSON is an error naming the status.
     func call(_ method: String, _ path: String, body: Data? = nil) throws -> (status: Int, object: Any) {
-        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: timeout)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            outcome.data = data
-            outcome.status = (response as? HTTPURLResponse)?.statusCode
-            outcome.error = error
-            done.signal()
-        }.resume()
-        done.wait()
         let where_ = "\(method) \(base.absoluteString)\(path)"
-        if let error = outcome.error {
-            throw Failure.message("ledger \(where_): \(error.localizedDescription); is the ledger running?")
+        let answer: OneShotHTTP.Answer
+        do {
+            answer = try OneShotHTTP.send(method, base.appendingPathComponent(path), body: body,
+                                          contentType: body == nil ? nil : "application/json", timeout: timeout)
+        } catch {
+            throw Failure.message("ledger \(where_): \(error); is the ledger running?")
         }
-        guard let status = outcome.status, let data = outcome.data, let object = try? JSONSerialization.jsonObject(with: data) else {
-            throw Failure.message("ledger \(where_): the answer is not JSON (HTTP \(outcome.status.map(String.init) ?? "?")); is this a keyhost ledger?")
+        guard let object = try? JSONSerialization.jsonObject(with: answer.body) else {
+            throw Failure.message("ledger \(where_): the answer is not JSON (HTTP \(answer.status)); is this a keyhost ledger?")
         }
+        let status = answer.status
         return (status, object)
     }
 
@@ -71,10 +61,4 @@ struct LedgerClient {
         }
         return rows
     }
-}
-
-private final class Outcome: @unchecked Sendable {
-    var data: Data?
-    var status: Int?
-    var error: Error?
 }
