@@ -68,15 +68,6 @@ struct ReaderOptions: ParsableArguments {
     }
 }
 
-/// Lower-case hex without separators.
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    var out = ""
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0F)]) }
-    return out
-}
-
 /// Prints a JSON value (dictionaries with sorted keys), one document per call.
 func printJSON(_ value: Any) throws {
     let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeyhostBindings
 import KeyhostCard
+import KeyhostCrypto
 import KeyhostPCSC
 
 
@@ -80,7 +81,7 @@ struct CardInfo: ParsableCommand {
 
     static func fields(_ info: ApplicationInfo, reader: String) -> [Field] {
         func optional(_ value: [UInt8]?) -> (Any, String) {
-            value.map { (hexString($0), hexString($0)) } ?? (NSNull(), "none")
+            value.map { (Hex.encode($0), Hex.encode($0)) } ?? (NSNull(), "none")
         }
         let knownVersion = info.version.major != 0 || info.version.minor != 0
         let uid = optional(info.instanceUID)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhostCrypto
 import KeyhostPCSC
 
 struct CardList: ParsableCommand {
@@ -17,7 +18,7 @@ struct CardList: ParsableCommand {
             if json {
                 try printJSON(states.enumerated().map { index, state -> [String: Any] in
                     ["index": index, "name": state.name, "card_present": state.cardPresent,
-                     "atr": state.cardPresent ? hexString(state.atr) : NSNull()]
+                     "atr": state.cardPresent ? Hex.encode(state.atr) : NSNull()]
                 })
                 return
             }
@@ -26,7 +27,7 @@ struct CardList: ParsableCommand {
                 return
             }
             for (index, state) in states.enumerated() {
-                let card = state.cardPresent ? "card present, ATR \(hexString(state.atr))" : "no card"
+                let card = state.cardPresent ? "card present, ATR \(Hex.encode(state.atr))" : "no card"
                 print("\(index): \(state.name): \(card)")
             }
         }

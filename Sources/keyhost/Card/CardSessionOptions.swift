@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeyhostBindings
 import KeyhostCard
+import KeyhostCrypto
 
 /// `--reader`, `--card-state`, `--applet`: which card a `keyhost card …` command talks to. Every command opens it
 /// through `CardConnection`, the session logic the Lua binding uses (stored pairings, secrets, errors).
@@ -83,7 +84,7 @@ func jsonObject(_ result: CardResult) -> [String: Any] {
         case .bool(let value): object[field.name] = value
         case .integer(let value): object[field.name] = value
         case .text(let value): object[field.name] = value
-        case .bytes(let value): object[field.name] = hexString(value)
+        case .bytes(let value): object[field.name] = Hex.encode(value)
         case .integers(let value): object[field.name] = value
         }
     }
@@ -97,7 +98,7 @@ extension CardResult {
         case .bool(let value)?: return value ? "yes" : "no"
         case .integer(let value)?: return "\(value)"
         case .text(let value)?: return value
-        case .bytes(let value)?: return hexString(value)
+        case .bytes(let value)?: return Hex.encode(value)
         case .integers(let value)?: return value.map(String.init).joined(separator: ", ")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyhostCrypto
 import KeyhostTokens
 
 /// A CBOR value for `--json` output: text as strings, bytes as hex strings, integers as numbers
@@ -8,7 +9,7 @@ func jsonValue(_ value: CBORValue) -> Any {
     switch value {
     case .unsigned(let n): return n <= 1 << 53 ? Int64(n) as Any : String(n)
     case .negative(let n): return n < 1 << 53 ? -Int64(n) - 1 as Any : "-" + String(n &+ 1)
-    case .bytes(let b): return hexString(b)
+    case .bytes(let b): return Hex.encode(b)
     case .text(let t): return t
     case .bool(let b): return b
     case .null: return NSNull()

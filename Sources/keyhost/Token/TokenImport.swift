@@ -21,7 +21,7 @@ struct TokenImport: ParsableCommand {
             let results = try wallet.importTokens(tokens, now: currentUnixTime())
             var rows: [[String: Any]] = []
             for (signed, result) in zip(tokens, results) {
-                let id = hexString(signed.token.id)
+                let id = Hex.encode(signed.token.id)
                 let state: String
                 switch result {
                 case .added: state = "added"
@@ -52,7 +52,7 @@ struct TokenList: ParsableCommand {
                     row["state"] = stored.state.rawValue.lowercased()
                     row["imported_at"] = stored.importedAt
                     if let spent = stored.spentAt { row["spent_at"] = spent }
-                    if let receipt = stored.receiptID { row["receipt_id"] = hexString(receipt) }
+                    if let receipt = stored.receiptID { row["receipt_id"] = Hex.encode(receipt) }
                     return row
                 }])
                 return
@@ -60,7 +60,7 @@ struct TokenList: ParsableCommand {
             if tokens.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }
             for stored in tokens {
                 let t = stored.token.token
-                var line = "\(hexString(t.id))  \(stored.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  \(t.value) \(t.unit)"
+                var line = "\(Hex.encode(t.id))  \(stored.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  \(t.value) \(t.unit)"
                 if let expires = t.expires { line += "  until \(UnixTime.iso8601(expires))" }
                 if let spent = stored.spentAt { line += "  spent \(UnixTime.iso8601(spent))" }
                 print(line)
@@ -88,10 +88,10 @@ struct TokenTrust: ParsableCommand {
             let wallet = try options.open()
             if remove {
                 try wallet.store.distrust(issuer: bytes)
-                print("no longer trusted: \(hexString(bytes))")
+                print("no longer trusted: \(Hex.encode(bytes))")
             } else {
                 try wallet.store.trust(issuer: bytes, now: currentUnixTime())
-                print("trusted: \(hexString(bytes))")
+                print("trusted: \(Hex.encode(bytes))")
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhostCrypto
 import KeyhostTokens
 import KeyhostWallet
 
@@ -43,7 +44,7 @@ struct TokenInspect: ParsableCommand {
                     if wallet != nil {
                         var state = stored.map { $0.state.rawValue } ?? "not in the wallet"
                         if let spent = stored?.spentAt { state += " at \(UnixTime.iso8601(spent))" }
-                        if let receipt = stored?.receiptID { state += ", receipt \(hexString(receipt))" }
+                        if let receipt = stored?.receiptID { state += ", receipt \(Hex.encode(receipt))" }
                         print("  " + "wallet".padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + state)
                     }
                 }
@@ -63,12 +64,12 @@ struct TokenInspect: ParsableCommand {
         let t = signed.token
         var lines = ["token \(number) of \(count)"]
         func row(_ name: String, _ value: String) { lines.append("  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + value) }
-        row("id", hexString(t.id))
-        row("issuer", hexString(t.issuer.bytes))
+        row("id", Hex.encode(t.id))
+        row("issuer", Hex.encode(t.issuer.bytes))
         row("value", "\(t.value) \(t.unit)")
         row("valid", window(t))
-        row("holder", hexString(t.holder.compressed))
-        row("program", "\(t.program.kind.rawValue), \(t.program.code.count) bytes, sha256 \(hexString(t.programHash))")
+        row("holder", Hex.encode(t.holder.compressed))
+        row("program", "\(t.program.kind.rawValue), \(t.program.code.count) bytes, sha256 \(Hex.encode(t.programHash))")
         if !t.policy.isEmpty { row("limits", Self.limits(t.policy)) }
         if let meta = t.metadata { row("metadata", meta.diagnostic) }
         row("signature", signed.signatureIsValid ? "valid (BIP340 by the issuer)" : "INVALID: not the issuer's signature over this token")
@@ -95,9 +96,9 @@ struct TokenInspect: ParsableCommand {
     static func json(_ signed: SignedToken) -> [String: Any] {
         let t = signed.token
         var out: [String: Any] = [
-            "id": hexString(t.id), "issuer": hexString(t.issuer.bytes), "value": t.value, "unit": t.unit,
-            "holder": hexString(t.holder.compressed), "program_kind": t.program.kind.rawValue, "program_size": t.program.code.count,
-            "program_sha256": hexString(t.programHash), "signature": hexString(signed.signature), "signature_valid": signed.signatureIsValid,
+            "id": Hex.encode(t.id), "issuer": Hex.encode(t.issuer.bytes), "value": t.value, "unit": t.unit,
+            "holder": Hex.encode(t.holder.compressed), "program_kind": t.program.kind.rawValue, "program_size": t.program.code.count,
+            "program_sha256": Hex.encode(t.programHash), "signature": Hex.encode(signed.signature), "signature_valid": signed.signatureIsValid,
         ]
         if let v = t.notBefore { out["not_before"] = v }
         if let v = t.expires { out["expires"] = v }

@@ -22,7 +22,7 @@ struct TokenKeys: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let keys = try options.open().newExchangeKeys(count: count, now: currentUnixTime())
-            if json { try printJSON(["keys": keys.map { hexString($0.compressed) }]) } else { keys.forEach { print(hexString($0.compressed)) } }
+            if json { try printJSON(["keys": keys.map { Hex.encode($0.compressed) }]) } else { keys.forEach { print(Hex.encode($0.compressed)) } }
         }
     }
 }
@@ -102,7 +102,7 @@ struct TokenPay: ParsableCommand {
             let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
             if json {
                 try printJSON(["payment": payment.armored, "amount": amount, "unit": parsed.unit,
-                               "tokens": payment.chains.map { hexString($0.token.token.id) }])
+                               "tokens": payment.chains.map { Hex.encode($0.token.token.id) }])
             } else if output == nil {
                 print(payment.armored)
             } else {
@@ -130,12 +130,12 @@ struct TokenReceive: ParsableCommand {
             if json {
                 try printJSON([
                     "amount": received.amount, "requested": received.request.amount, "unit": received.request.unit, "complete": received.complete,
-                    "tokens": received.results.map { ["id": hexString($0.tokenID), "result": $0.outcome == .added ? "added" : "already_present"] },
+                    "tokens": received.results.map { ["id": Hex.encode($0.tokenID), "result": $0.outcome == .added ? "added" : "already_present"] },
                 ])
                 return
             }
             for r in received.results {
-                print("\(hexString(r.tokenID))  \(r.outcome == .added ? "received" : "already received")")
+                print("\(Hex.encode(r.tokenID))  \(r.outcome == .added ? "received" : "already received")")
             }
             print("\(received.complete ? "complete" : "PARTIAL"): \(received.amount) of \(received.request.amount) \(received.request.unit)")
         }

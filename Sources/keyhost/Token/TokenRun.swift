@@ -1,6 +1,7 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import KeyhostBindings
+import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
@@ -68,12 +69,12 @@ struct TokenRun: ParsableCommand {
             }
             if json {
                 try printJSON([
-                    "token_id": hexString(signed.receipt.token.token.id), "receipt_id": hexString(signed.id), "now": signed.receipt.now,
+                    "token_id": Hex.encode(signed.receipt.token.token.id), "receipt_id": Hex.encode(signed.id), "now": signed.receipt.now,
                     "effects": signed.receipt.effects.map(jsonValue), "receipt": signed.armored,
                 ])
                 return
             }
-            print("ran token \(hexString(signed.receipt.token.token.id)): SPENT, receipt \(hexString(signed.id))")
+            print("ran token \(Hex.encode(signed.receipt.token.token.id)): SPENT, receipt \(Hex.encode(signed.id))")
             for (i, effect) in signed.receipt.effects.enumerated() {
                 print("effect \(i + 1): \(effect.diagnostic)")
             }
@@ -93,7 +94,7 @@ struct TokenReceipt: ParsableCommand {
             let wallet = try options.open()
             let stored = try wallet.store.find(idPrefix: id)
             guard let receipt = try wallet.receipt(id: stored.token.token.id) else {
-                throw Failure.message("token \(hexString(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
+                throw Failure.message("token \(Hex.encode(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
             }
             if let output { try TokenIssue.writeNew(output, receipt.armored + "\n") } else { print(receipt.armored) }
         }
@@ -120,12 +121,12 @@ struct TokenVerifyReceipt: ParsableCommand {
                 var out: [String: Any] = [
                     "valid": report.isValid, "issuer_signature_valid": report.issuerSignatureValid,
                     "holder_signature_valid": report.holderSignatureValid, "problems": report.problems,
-                    "token_id": hexString(receipt.receipt.token.token.id), "receipt_id": hexString(receipt.id),
+                    "token_id": Hex.encode(receipt.receipt.token.token.id), "receipt_id": Hex.encode(receipt.id),
                 ]
                 out["effects_match"] = report.effectsMatch.map { $0 as Any } ?? NSNull()
                 try printJSON(out)
             } else {
-                print("receipt \(hexString(receipt.id)) for token \(hexString(receipt.receipt.token.token.id))")
+                print("receipt \(Hex.encode(receipt.id)) for token \(Hex.encode(receipt.receipt.token.token.id))")
                 print("  issuer signature  \(report.issuerSignatureValid ? "valid" : "INVALID")")
                 print("  holder signature  \(report.holderSignatureValid ? "valid" : "INVALID")")
                 print("  re-run effects    \(report.effectsMatch.map { $0 ? "match (\(receipt.receipt.effects.count) records)" : "DIFFER" } ?? "not compared")")

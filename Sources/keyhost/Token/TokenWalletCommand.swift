@@ -67,19 +67,19 @@ struct TokenWalletCommand: ParsableCommand {
         let tokens = try wallet.store.tokens()
         var counts: [String: Int] = ["held": 0, "pending": 0, "spent": 0]
         for t in tokens { counts[t.state.rawValue.lowercased(), default: 0] += 1 }
-        let trusted = try wallet.store.trustedIssuers().map(hexString)
+        let trusted = try wallet.store.trustedIssuers().map { Hex.encode($0) }
         if json {
             var out: [String: Any] = [
-                "wallet": path, "holder_public_key": hexString(holder.publicKey.compressed), "holder_kind": holder.kind,
+                "wallet": path, "holder_public_key": Hex.encode(holder.publicKey.compressed), "holder_kind": holder.kind,
                 "tokens": counts, "trusted_issuers": trusted,
             ]
-            if case .card(_, let uid, let keyPath) = holder { out["card_key_uid"] = hexString(uid); out["card_path"] = keyPath }
+            if case .card(_, let uid, let keyPath) = holder { out["card_key_uid"] = Hex.encode(uid); out["card_path"] = keyPath }
             try printJSON(out)
             return
         }
         print("wallet      \(path)")
-        print("holder      \(hexString(holder.publicKey.compressed)) (\(holder.kind))")
-        if case .card(_, let uid, let keyPath) = holder { print("card        key \(hexString(uid)), path \(keyPath)") }
+        print("holder      \(Hex.encode(holder.publicKey.compressed)) (\(holder.kind))")
+        if case .card(_, let uid, let keyPath) = holder { print("card        key \(Hex.encode(uid)), path \(keyPath)") }
         print("tokens      \(counts["held"]!) held, \(counts["pending"]!) pending, \(counts["spent"]!) spent")
         print("trusted     \(trusted.isEmpty ? "no issuer (bytecode tokens are refused)" : trusted.joined(separator: "\n            "))")
     }
