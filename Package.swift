@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "COpenSSL"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
-        .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto"]),
+        .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
         .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
-        .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],

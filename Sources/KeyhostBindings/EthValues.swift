@@ -1,3 +1,4 @@
+import KeyhostRecord
 import KeyhostEthereum
 import LuaRuntime
 

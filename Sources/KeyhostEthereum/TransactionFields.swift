@@ -1,3 +1,4 @@
+import KeyhostRecord
 import KeyhostCrypto
 
 /// A transaction as a JSON object or Lua table with snake_case names (TX.json, `eth.tx{…}`, `eth.decode_tx`).

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import KeyhostCrypto
 
 /// An EIP-712 typed-data document (the JSON of eth_signTypedData_v4): types, primaryType, domain, message.

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import KeyhostCrypto
 import Testing
 @testable import KeyhostEthereum

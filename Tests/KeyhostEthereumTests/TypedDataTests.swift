@@ -1,3 +1,4 @@
+import KeyhostRecord
 import Foundation
 import KeyhostTestSupport
 import KeyhostCrypto

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import Foundation
 import KeyhostEthereum

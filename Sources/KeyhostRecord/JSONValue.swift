@@ -1,4 +1,4 @@
-/// A JSON document as transactions and EIP-712 read it.
+/// A JSON document, read strictly and with limits (transactions, EIP-712, state files, HTTP answers).
 ///
 /// Numbers keep their text: a uint256 written as a JSON number must not pass through a Double.
 /// Objects keep their members in order (EIP-712 never depends on it, but messages read better).
@@ -84,8 +84,8 @@ public indirect enum JSONValue: Hashable, Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                let digits = hexDigits([UInt8(scalar.value)])
-                out += "\\u00" + digits
+                let digits = Array("0123456789abcdef".utf8)
+                out += "\\u00" + String(decoding: [digits[Int(scalar.value >> 4)], digits[Int(scalar.value & 15)]], as: UTF8.self)
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -258,10 +258,19 @@ private struct JSONParser {
         guard position + 4 <= bytes.count else { throw error("\\u needs four hex digits") }
         var code: UInt32 = 0
         for _ in 0..<4 {
-            guard let n = hexNibble(bytes[position]) else { throw error("\\u needs four hex digits") }
+            guard let n = jsonHexNibble(bytes[position]) else { throw error("\\u needs four hex digits") }
             code = code << 4 | UInt32(n)
             position += 1
         }
         return code
+    }
+}
+
+private func jsonHexNibble(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    default: return nil
     }
 }
