@@ -29,6 +29,7 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         systemLibrary("CPCSCLite", pkgConfig: "libpcsclite", apt: ["libpcsclite-dev"]),
         systemLibrary("CEditLine", pkgConfig: "libedit", apt: ["libedit-dev"]),
+        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
 
         // Trampolines and macro shims: the only C that touches lua_error.
         .target(name: "CKeyhostLua", dependencies: ["CLua", "CKeyhostProcess"]),
@@ -54,6 +55,8 @@ let package = Package(
         .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
+        // The one caller of SQLite's C API: connections, statements, transactions, migrations.
+        .target(name: "KeyhostSQLite", dependencies: ["CSQLite"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
 
@@ -120,6 +123,7 @@ let package = Package(
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite"]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
