@@ -58,7 +58,7 @@ let package = Package(
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
         .target(name: "KeyhostSQLite", dependencies: ["CSQLite"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
-        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
 
         // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
         .target(name: "KeyhostLedger", dependencies: [
@@ -119,7 +119,10 @@ let package = Package(
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
-        .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite", "KeyhostTestSupport"],
+            // Wallet files GRDB wrote, opened by copy (see WalletLegacyFileTests).
+            exclude: ["Fixtures"]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),

@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostSQLite
 @testable import KeyhostWallet
 
 /// Signed tokens and throwaway wallet files for the wallet tests.
@@ -110,4 +111,14 @@ final class ChildProcess {
     }
 
     deinit { killAndReap() }
+}
+
+/// The `SQLiteError` thrown by `body`, or nil if it threw nothing or something else.
+func sqliteError<T>(_ body: () throws -> T) -> SQLiteError? {
+    do {
+        _ = try body()
+        return nil
+    } catch {
+        return error as? SQLiteError
+    }
 }
