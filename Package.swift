@@ -16,7 +16,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -62,7 +61,7 @@ let package = Package(
 
         // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // The ledger's HTTP service.
         .target(name: "KeyhostLedgerServer", dependencies: [
@@ -103,7 +102,7 @@ let package = Package(
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBitcoinCard"]),
         .executableTarget(
             name: "keyhost-token-bench",
-            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
         ),
 
         .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostTokens", "KeyhostCrypto"]),
@@ -123,7 +122,7 @@ let package = Package(
             name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite", "KeyhostTestSupport"],
             // Wallet files GRDB wrote, opened by copy (see WalletLegacyFileTests).
             exclude: ["Fixtures"]),
-        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
+        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite"]),
