@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
-        .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite"]),
+        .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,10 +1,11 @@
 import Foundation
 import KeyhostSQLite
+import KeyhostTestSupport
 import Testing
 
 /// Migrations run once each, in order, recorded in GRDB's table layout.
 @Suite struct MigratorTests {
-    static func migrator(log: Shared<[String]>? = nil) -> Migrator {
+    static func migrator(log: Locked<[String]>? = nil) -> Migrator {
         var migrator = Migrator(table: "grdb_migrations")
         migrator.register("v1") { db in
             log?.update { $0.append("v1") }
@@ -19,7 +20,7 @@ import Testing
 
     @Test func aNewFileGetsEveryMigrationOnceAndInOrder() throws {
         try withDatabase { database in
-            let log = Shared<[String]>([])
+            let log = Locked<[String]>([])
             try Self.migrator(log: log).migrate(database)
             try Self.migrator(log: log).migrate(database)
             #expect(log.value == ["v1", "v2"])
@@ -43,7 +44,7 @@ import Testing
                     """)
                 #expect(try Self.migrator().pending(db) == ["v2"])
             }
-            let log = Shared<[String]>([])
+            let log = Locked<[String]>([])
             try Self.migrator(log: log).migrate(database)
             #expect(log.value == ["v2"])
             try database.access { db throws in #expect(try db.fetchValue("SELECT count(*) FROM pragma_table_info('items') WHERE name = 'name'", as: Int.self) == 1) }
@@ -57,7 +58,7 @@ import Testing
                 try db.execute("CREATE TABLE half (x)")
                 try db.execute("INSERT INTO nowhere VALUES (1)")
             }
-            let error = try #require(sqliteError { try migrator.migrate(database) })
+            let error = try #require(thrown(SQLiteError.self) { try migrator.migrate(database) })
             #expect(error.message.contains("nowhere"))
             try database.access { db throws in
                 // All pending migrations share one transaction: none of them is kept.
@@ -77,7 +78,7 @@ import Testing
                     INSERT INTO child VALUES (7);
                     """)
             }
-            let error = try #require(sqliteError { try migrator.migrate(database) })
+            let error = try #require(thrown(SQLiteError.self) { try migrator.migrate(database) })
             #expect(error.extendedCode == 787 && error.message.contains("child"))
             try database.access { db throws in
                 #expect(try db.fetchValue("PRAGMA foreign_keys", as: Bool.self) == true)
@@ -88,7 +89,7 @@ import Testing
 
     @Test func aTableNameThatIsNotAPlainIdentifierIsRefused() throws {
         try withDatabase { database in
-            let error = try #require(sqliteError { try Migrator(table: "x; DROP TABLE y").migrate(database) })
+            let error = try #require(thrown(SQLiteError.self) { try Migrator(table: "x; DROP TABLE y").migrate(database) })
             #expect(error.message.contains("not a plain identifier"))
         }
     }
@@ -97,7 +98,7 @@ import Testing
     @Test func connectionsMigratingOneNewFileAtOnceApplyEachMigrationOnce() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/race.db"
-            let log = Shared<[String]>([]), failures = Shared<[String]>([])
+            let log = Locked<[String]>([]), failures = Locked<[String]>([])
             onThreads(6) { _ in
                 do {
                     let database = try Database(path: path, busyTimeout: .seconds(10)) { try $0.execute("PRAGMA journal_mode = WAL") }

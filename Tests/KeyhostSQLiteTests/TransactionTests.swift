@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostSQLite
+import KeyhostTestSupport
 import Testing
 
 /// Transactions, statement reuse, and several connections on one file.
@@ -37,7 +38,7 @@ import Testing
                     CREATE TABLE child (parent INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
                     """)
             }
-            let error = try #require(sqliteError {
+            let error = try #require(thrown(SQLiteError.self) {
                 try database.transaction(.immediate) { db in
                     try db.execute("INSERT INTO parent VALUES (1)")
                     try db.execute("INSERT INTO child VALUES (2)")  // accepted until COMMIT
@@ -82,8 +83,8 @@ import Testing
             let impatient = try Database(path: path, busyTimeout: .milliseconds(150))
             let patient = try Database(path: path, busyTimeout: .seconds(10))
             let clock = ContinuousClock()
-            let started = Shared(false), released = Shared<ContinuousClock.Instant?>(nil)
-            let outcomes = Shared<[String: Duration]>([:])
+            let started = Locked(false), released = Locked<ContinuousClock.Instant?>(nil)
+            let outcomes = Locked<[String: Duration]>([:])
             onThreads(3) { index in
                 switch index {
                 case 0:
@@ -129,7 +130,7 @@ import Testing
                 try db.execute("CREATE TABLE counter (n INTEGER NOT NULL)")
                 try db.execute("INSERT INTO counter VALUES (0)")
             }
-            let failures = Shared<[String]>([])
+            let failures = Locked<[String]>([])
             onThreads(2) { _ in
                 do {
                     let database = try Database(path: path, busyTimeout: .seconds(20), setUp: setUp)
@@ -158,7 +159,7 @@ import Testing
                 try db.execute("CREATE TABLE counter (n INTEGER NOT NULL)")
                 try db.execute("INSERT INTO counter VALUES (0)")
             }
-            let failures = Shared<[String]>([])
+            let failures = Locked<[String]>([])
             onThreads(8) { _ in
                 for _ in 0..<50 {
                     do {

@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostSQLite
+import KeyhostTestSupport
 import Testing
 
 /// Every Swift type goes in as what SQLite stores and comes back unchanged.
@@ -54,20 +55,20 @@ import Testing
     @Test func aMissingColumnOrAWrongTypeThrowsAndNamesTheColumnNotTheValue() throws {
         try withDatabase { database in
             let row = try #require(try database.access { try $0.fetchOne("SELECT ? AS name, NULL AS gone, 3000000000 AS big", ["secret-text"]) })
-            let missing = try #require(sqliteError { try row["nope"] as Int })
+            let missing = try #require(thrown(SQLiteError.self) { try row["nope"] as Int })
             #expect(missing.code == SQLiteError.misuse)
             #expect(missing.message.contains("'nope'") && missing.message.contains("name, gone, big"))
-            let wrong = try #require(sqliteError { try row["name"] as Int64 })
+            let wrong = try #require(thrown(SQLiteError.self) { try row["name"] as Int64 })
             #expect(wrong.code == SQLiteError.mismatch)
             #expect(wrong.message.contains("'name'") && wrong.message.contains("TEXT"))
             #expect(!wrong.description.contains("secret-text"))
             // NULL is not an Int; it is an Int?.
-            #expect(sqliteError { try row["gone"] as Int }?.code == SQLiteError.mismatch)
+            #expect(thrown(SQLiteError.self) { try row["gone"] as Int }?.code == SQLiteError.mismatch)
             #expect(try row["gone"] as Int? == nil)
             // Out of Int32's range is refused, never truncated.
-            #expect(sqliteError { try row["big"] as Int32 }?.code == SQLiteError.mismatch)
+            #expect(thrown(SQLiteError.self) { try row["big"] as Int32 }?.code == SQLiteError.mismatch)
             #expect(try row["big"] as Int64 == 3_000_000_000)
-            #expect(sqliteError { try row[3] as Int }?.code == SQLiteError.misuse)
+            #expect(thrown(SQLiteError.self) { try row[3] as Int }?.code == SQLiteError.misuse)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostSQLite
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostWallet
 

@@ -2,6 +2,7 @@ import Foundation
 import KeyhostSQLite
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostWallet
 
@@ -84,7 +85,7 @@ import Testing
             _ = try store.importToken(Fixture.token(id), now: 1)
             try store.database.access { db throws in
                 // SPENT with no runs row: the foreign key on receipt_id fails at commit.
-                let spentWithoutRun = sqliteError {
+                let spentWithoutRun = thrown(SQLiteError.self) {
                     try db.transaction { db in
                         try db.execute(
                             "UPDATE tokens SET state = 'SPENT', run_id = zeroblob(16), spent_at = 1, receipt_id = x'01' WHERE id = ?", [id])
@@ -92,7 +93,7 @@ import Testing
                 }
                 #expect(spentWithoutRun?.extendedCode == 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
                 // A run for a token that is not SPENT: the foreign key on (token_id, 'SPENT') fails at commit.
-                let runWithoutSpent = sqliteError {
+                let runWithoutSpent = thrown(SQLiteError.self) {
                     try db.transaction { db in
                         try db.execute(
                             "INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at) VALUES (?, zeroblob(16), x'01', x'', x'', 1, 1, 1)",
@@ -101,7 +102,7 @@ import Testing
                 }
                 #expect(runWithoutSpent?.extendedCode == 787)
                 // PENDING without an owner breaks a CHECK.
-                let pendingWithoutOwner = sqliteError {
+                let pendingWithoutOwner = thrown(SQLiteError.self) {
                     try db.execute("UPDATE tokens SET state = 'PENDING', run_id = zeroblob(16) WHERE id = ?", [id])
                 }
                 #expect(pendingWithoutOwner?.extendedCode == 275)  // SQLITE_CONSTRAINT_CHECK
@@ -113,12 +114,12 @@ import Testing
             let run = try store.beginRun(id: id, owner: .current(), startedAt: 2)
             try store.commitRun(run, effects: [1], receipt: [2], receiptID: [3], spentAt: 4)
             try store.database.access { db throws in
-                let unspend = sqliteError {
+                let unspend = thrown(SQLiteError.self) {
                     try db.execute("UPDATE tokens SET state = 'HELD', run_id = NULL, spent_at = NULL, receipt_id = NULL WHERE id = ?", [id])
                 }
                 #expect(unspend?.message == "a spent token stays spent")
-                #expect(sqliteError { try db.execute("DELETE FROM runs") }?.message == "a committed run is never deleted")
-                #expect(sqliteError { try db.execute("UPDATE runs SET effects = x'00'") }?.message == "a committed run is never changed")
+                #expect(thrown(SQLiteError.self) { try db.execute("DELETE FROM runs") }?.message == "a committed run is never deleted")
+                #expect(thrown(SQLiteError.self) { try db.execute("UPDATE runs SET effects = x'00'") }?.message == "a committed run is never changed")
             }
             #expect(try store.token(id: id)?.state == .spent)
         }
