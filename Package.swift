@@ -16,7 +16,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -29,6 +28,7 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         systemLibrary("CPCSCLite", pkgConfig: "libpcsclite", apt: ["libpcsclite-dev"]),
         systemLibrary("CEditLine", pkgConfig: "libedit", apt: ["libedit-dev"]),
+        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
 
         // Trampolines and macro shims: the only C that touches lua_error.
         .target(name: "CKeyhostLua", dependencies: ["CLua", "CKeyhostProcess"]),
@@ -54,12 +54,14 @@ let package = Package(
         .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
+        // The one caller of SQLite's C API: connections, statements, transactions, migrations.
+        .target(name: "KeyhostSQLite", dependencies: ["CSQLite"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
-        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
 
         // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // The ledger's HTTP service.
         .target(name: "KeyhostLedgerServer", dependencies: [
@@ -100,7 +102,7 @@ let package = Package(
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBitcoinCard"]),
         .executableTarget(
             name: "keyhost-token-bench",
-            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
         ),
 
         .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostTokens", "KeyhostCrypto"]),
@@ -116,10 +118,14 @@ let package = Package(
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
-        .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
+        .testTarget(
+            name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite", "KeyhostTestSupport"],
+            // Wallet files GRDB wrote, opened by copy (see WalletLegacyFileTests).
+            exclude: ["Fixtures"]),
+        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost"]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,17 +1,19 @@
-import GRDB
+import KeyhostSQLite
 
-/// The wallet's tables, created and migrated by one `DatabaseMigrator`. The constraints are the
+/// The wallet's tables, created and migrated by one `Migrator`. The constraints are the
 /// state machine's last line of defence: even a buggy caller with raw SQL cannot make a SPENT
 /// token without its run, nor a run whose token is not SPENT.
 enum Schema {
     /// The schema this code writes, also stored as `PRAGMA user_version` so `sqlite3 wallet
-    /// 'PRAGMA user_version'` shows it without knowing GRDB's `grdb_migrations` table.
+    /// 'PRAGMA user_version'` shows it without knowing the `grdb_migrations` table.
     static let version = 2
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
+    static var migrator: Migrator {
+        // Applied migrations are recorded where GRDB recorded them while keyhost used it, with the
+        // same identifiers: wallets made then open without running a migration again.
+        var migrator = Migrator(table: "grdb_migrations")
+        migrator.register("v1") { db in
+            try db.executeScript("""
                 CREATE TABLE settings (
                     name  TEXT PRIMARY KEY NOT NULL,
                     value BLOB NOT NULL
@@ -84,8 +86,8 @@ enum Schema {
         // Payments (docs/payments.md): a token's transfer chain, the exchange keys this wallet
         // handed out, its requests, and the chain each transferring run handed on, written with
         // that run so a payment can always be printed again.
-        migrator.registerMigration("v2") { db in
-            try db.execute(sql: """
+        migrator.register("v2") { db in
+            try db.executeScript("""
                 ALTER TABLE tokens ADD COLUMN transfers BLOB;
 
                 CREATE TABLE exchange_keys (

@@ -1,6 +1,5 @@
-import Foundation
-import GRDB
 import KeyhostCrypto
+import KeyhostSQLite
 import KeyhostTokens
 
 /// The payment side of a wallet file: exchange keys handed out, requests made, tokens received
@@ -16,15 +15,15 @@ extension TokenStore {
 
     /// The index the next exchange key gets.
     public func nextExchangeIndex() throws -> Int {
-        try read("count exchange keys") { db in try Int.fetchOne(db, sql: "SELECT coalesce(max(idx) + 1, 0) FROM exchange_keys") ?? 0 }
+        try read("count exchange keys") { db in try db.fetchValue("SELECT coalesce(max(idx) + 1, 0) FROM exchange_keys", as: Int.self) ?? 0 }
     }
 
     /// Records keys handed out (for a request, or for later use).
     public func addExchangeKeys(_ keys: [(index: Int, publicKey: PublicKey)], requestID: [UInt8]?, now: Int64) throws {
         try write("record \(keys.count) exchange keys") { db in
             for key in keys {
-                try db.execute(sql: "INSERT INTO exchange_keys (idx, public, request_id, issued_at) VALUES (?, ?, ?, ?)",
-                               arguments: [key.index, Self.blob(key.publicKey.compressed), requestID.map(Self.blob), now])
+                try db.execute("INSERT INTO exchange_keys (idx, public, request_id, issued_at) VALUES (?, ?, ?, ?)",
+                               [key.index, key.publicKey.compressed, requestID, now])
             }
         }
     }
@@ -32,16 +31,15 @@ extension TokenStore {
     /// The exchange key with this public key, if this wallet handed it out.
     public func exchangeKey(_ publicKey: PublicKey) throws -> ExchangeKey? {
         try read("look up an exchange key") { db in
-            try Row.fetchOne(db, sql: "SELECT idx, public, request_id, used_at FROM exchange_keys WHERE public = ?",
-                             arguments: [Self.blob(publicKey.compressed)]).map(Self.exchangeKey)
+            try db.fetchOne("SELECT idx, public, request_id, used_at FROM exchange_keys WHERE public = ?", [publicKey.compressed]).map(exchangeKey)
         }
     }
 
     /// Unused exchange keys not promised to any request.
     public func freeExchangeKeys() throws -> [ExchangeKey] {
         try read("list exchange keys") { db in
-            try Row.fetchAll(db, sql: "SELECT idx, public, request_id, used_at FROM exchange_keys WHERE used_at IS NULL AND request_id IS NULL ORDER BY idx")
-                .map(Self.exchangeKey)
+            try db.fetchAll("SELECT idx, public, request_id, used_at FROM exchange_keys WHERE used_at IS NULL AND request_id IS NULL ORDER BY idx")
+                .map(exchangeKey)
         }
     }
 
@@ -49,33 +47,34 @@ extension TokenStore {
     public func assign(keys: [PublicKey], to requestID: [UInt8]) throws {
         try write("assign exchange keys") { db in
             for key in keys {
-                try db.execute(sql: "UPDATE exchange_keys SET request_id = ? WHERE public = ? AND request_id IS NULL AND used_at IS NULL",
-                               arguments: [Self.blob(requestID), Self.blob(key.compressed)])
-                guard db.changesCount == 1 else { throw WalletError.conflict("exchange key \(key) is already promised or used") }
+                try db.execute("UPDATE exchange_keys SET request_id = ? WHERE public = ? AND request_id IS NULL AND used_at IS NULL", [requestID, key.compressed])
+                guard db.changes == 1 else { throw WalletError.conflict("exchange key \(key) is already promised or used") }
             }
         }
     }
 
-    static func exchangeKey(_ row: Row) -> ExchangeKey {
-        let request: Data? = row["request_id"]
-        return ExchangeKey(index: row["idx"], publicKey: try! PublicKey(bytes: bytes(row, "public")), requestID: request.map { [UInt8]($0) },
-                           usedAt: row["used_at"])
+    func exchangeKey(_ row: Row) throws -> ExchangeKey {
+        let index: Int = try row["idx"]
+        let publicKey: PublicKey
+        do {
+            publicKey = try PublicKey(bytes: row["public"])
+        } catch {
+            throw WalletError.store("wallet \(path): exchange key \(index) is stored in a form this keyhost cannot read: \(error)")
+        }
+        return ExchangeKey(index: index, publicKey: publicKey, requestID: try row["request_id"], usedAt: try row["used_at"])
     }
 
     /// Keeps a request this wallet made, to check payments against it.
     public func saveRequest(_ request: PaymentRequest, now: Int64) throws {
         try write("save request") { db in
-            try db.execute(sql: "INSERT INTO requests (id, encoded, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                           arguments: [Self.blob(request.id), Self.blob(request.encoded), now])
+            try db.execute("INSERT INTO requests (id, encoded, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING", [request.id, request.encoded, now])
         }
     }
 
     /// A request this wallet made.
     public func request(id: [UInt8]) throws -> PaymentRequest? {
         try read("read request") { db in
-            try Row.fetchOne(db, sql: "SELECT encoded FROM requests WHERE id = ?", arguments: [Self.blob(id)]).map {
-                try PaymentRequest(encoded: Self.bytes($0, "encoded"))
-            }
+            try db.fetchOne("SELECT encoded FROM requests WHERE id = ?", [id]).map { try PaymentRequest(encoded: $0["encoded"]) }
         }
     }
 
@@ -88,16 +87,16 @@ extension TokenStore {
                 let id = chain.token.token.id
                 let links = CBOREncoder.encode(.array(chain.transfers.map(\.envelope)))
                 try db.execute(
-                    sql: "INSERT INTO tokens (id, encoded, issuer, imported_at, transfers) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                    arguments: [Self.blob(id), Self.blob(chain.token.encoded), Self.blob(chain.token.token.issuer.bytes), now, Self.blob(links)])
-                let added = db.changesCount == 1
+                    "INSERT INTO tokens (id, encoded, issuer, imported_at, transfers) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    [id, chain.token.encoded, chain.token.token.issuer.bytes, now, links])
+                let added = db.changes == 1
                 var outcome = ImportOutcome.added
                 if !added {
-                    guard let row = try Row.fetchOne(db, sql: "SELECT encoded, transfers, state FROM tokens WHERE id = ?", arguments: [Self.blob(id)]) else {
+                    guard let row = try db.fetchOne("SELECT encoded, transfers, state FROM tokens WHERE id = ?", [id]) else {
                         throw WalletError.store("wallet \(path): token \(Self.short(id)) was neither added nor found")
                     }
-                    let stored: Data? = row["transfers"]
-                    guard Self.bytes(row, "encoded") == chain.token.encoded, stored.map({ [UInt8]($0) }) == links else {
+                    let stored: [UInt8]? = try row["transfers"]
+                    guard try row["encoded"] == chain.token.encoded, stored == links else {
                         throw WalletError.conflict(
                             "token \(Self.short(id)) is already in this wallet with another history (this wallet spent or holds it already); it was not received again")
                     }
@@ -105,17 +104,17 @@ extension TokenStore {
                 }
                 let key = chain.currentHolder
                 try db.execute(
-                    sql: "UPDATE exchange_keys SET used_at = ?, token_id = ? WHERE public = ? AND request_id = ? AND used_at IS NULL",
-                    arguments: [now, Self.blob(id), Self.blob(key.compressed), Self.blob(requestID)])
-                if db.changesCount == 0 {
-                    let row = try Row.fetchOne(db, sql: "SELECT request_id, token_id FROM exchange_keys WHERE public = ?", arguments: [Self.blob(key.compressed)])
+                    "UPDATE exchange_keys SET used_at = ?, token_id = ? WHERE public = ? AND request_id = ? AND used_at IS NULL",
+                    [now, id, key.compressed, requestID])
+                if db.changes == 0 {
+                    let row = try db.fetchOne("SELECT request_id, token_id FROM exchange_keys WHERE public = ?", [key.compressed])
                     guard let row else { throw WalletError(kind: "not_ours", message: "token \(Self.short(id)) is paid to \(key), a key this wallet never issued") }
-                    let usedBy: Data? = row["token_id"]
-                    let forRequest: Data? = row["request_id"]
-                    guard forRequest.map({ [UInt8]($0) }) == requestID else {
+                    let usedBy: [UInt8]? = try row["token_id"]
+                    let forRequest: [UInt8]? = try row["request_id"]
+                    guard forRequest == requestID else {
                         throw WalletError(kind: "wrong_request", message: "token \(Self.short(id)) is paid to exchange key \(key), which belongs to another request")
                     }
-                    guard usedBy.map({ [UInt8]($0) }) == id else {
+                    guard usedBy == id else {
                         throw WalletError(kind: "key_reused", message: "exchange key \(key) already received another token; a one-time key takes one token (refused)")
                     }
                 }
@@ -127,9 +126,7 @@ extension TokenStore {
     /// The chains this wallet handed on for a request (a payment, or deposits).
     public func outgoing(requestID: [UInt8]) throws -> [TokenChain] {
         try read("read outgoing transfers") { db in
-            try Row.fetchAll(db, sql: "SELECT chain FROM outgoing WHERE request_id = ? ORDER BY rowid", arguments: [Self.blob(requestID)]).map {
-                try TokenChain(encoded: Self.bytes($0, "chain"))
-            }
+            try db.fetchAll("SELECT chain FROM outgoing WHERE request_id = ? ORDER BY rowid", [requestID]).map { try TokenChain(encoded: $0["chain"]) }
         }
     }
 }

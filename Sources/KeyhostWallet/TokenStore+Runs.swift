@@ -1,7 +1,6 @@
-import Foundation
-import GRDB
-import KeyhostTokens
 import KeyhostCrypto
+import KeyhostSQLite
+import KeyhostTokens
 
 /// Running a token exactly once: claim (PENDING), then commit (SPENT) or abort (HELD).
 extension TokenStore {
@@ -10,14 +9,14 @@ extension TokenStore {
     public func beginRun(id: [UInt8], owner: RunOwner, startedAt: Int64) throws -> PendingRun {
         var generator = SystemRandomNumberGenerator()
         let runID = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let claim: (Database) throws -> Bool = { db in
+        let claim: (Connection) throws -> Bool = { db in
             try db.execute(
-                sql: """
-                    UPDATE tokens SET state = 'PENDING', run_id = ?, owner_pid = ?, owner_start = ?, owner_boot = ?, pending_since = ?
-                    WHERE id = ? AND state = 'HELD'
-                    """,
-                arguments: [Self.blob(runID), owner.pid, Int64(bitPattern: owner.startTime), owner.bootID, startedAt, Self.blob(id)])
-            return db.changesCount == 1
+                """
+                UPDATE tokens SET state = 'PENDING', run_id = ?, owner_pid = ?, owner_start = ?, owner_boot = ?, pending_since = ?
+                WHERE id = ? AND state = 'HELD'
+                """,
+                [runID, owner.pid, Int64(bitPattern: owner.startTime), owner.bootID, startedAt, id])
+            return db.changes == 1
         }
         // The claim need not reach the disk before the run starts: in WAL mode a commit with
         // synchronous=NORMAL survives a crash of this process, and only a power cut can lose it.
@@ -26,24 +25,23 @@ extension TokenStore {
         // happened. Saving the fsync makes starting a run cheap.
         try write("begin a run of token \(Self.short(id))", durability: .normal) { db in
             if try claim(db) { return }
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT state, run_id, owner_pid, owner_start, owner_boot, pending_since, spent_at, receipt_id FROM tokens WHERE id = ?",
-                arguments: [Self.blob(id)])
+            guard let row = try db.fetchOne(
+                "SELECT state, run_id, owner_pid, owner_start, owner_boot, pending_since, spent_at, receipt_id FROM tokens WHERE id = ?", [id])
             else {
                 throw WalletError.notFound("token \(Self.short(id)) is not in the wallet")
             }
             switch try Self.state(row) {
             case .spent:
-                throw WalletError.alreadySpent(Self.spentMessage(id, row))
+                throw WalletError.alreadySpent(try Self.spentMessage(id, row))
             case .pending:
-                let holder = Self.owner(row)
+                let holder = try Self.owner(row)
                 // A dead holder can never commit: reset its claim here, in this same transaction,
                 // and claim the token for this run instead.
                 if !holder.isAlive {
-                    try resetToHeld(db, id: id, runID: Self.bytes(row, "run_id"))
+                    try resetToHeld(db, id: id, runID: row["run_id"])
                     if try claim(db) { return }
                 }
-                let since: Int64 = row["pending_since"] ?? 0
+                let since: Int64 = try row["pending_since"] ?? 0
                 throw WalletError.running("token \(Self.short(id)) is being run by process \(holder.pid) since \(UTCTime.iso8601(since)); wait for it to finish")
             case .held:
                 // The write lock has been held since the UPDATE, so nobody can have changed it.
@@ -65,35 +63,33 @@ extension TokenStore {
                           outgoing: (requestID: [UInt8], chain: TokenChain)? = nil, paymentAmount: UInt64? = nil) throws {
         guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
         try write("commit the run of token \(Self.short(run.tokenID))") { db in
-            if let other = try Row.fetchOne(db, sql: "SELECT token_id FROM runs WHERE receipt_id = ?", arguments: [Self.blob(receiptID)]) {
-                throw WalletError.conflict(
-                    "receipt \(Hex.encode(receiptID)) already records the run of token \(Self.short(Self.bytes(other, "token_id"))); a receipt id names one run")
+            if let other = try db.fetchValue("SELECT token_id FROM runs WHERE receipt_id = ?", [receiptID], as: [UInt8].self) {
+                throw WalletError.conflict("receipt \(Hex.encode(receiptID)) already records the run of token \(Self.short(other)); a receipt id names one run")
             }
             // The row is copied only if it is still PENDING for this very run: the same condition
             // as the UPDATE below, inside the same transaction.
             try db.execute(
-                sql: """
-                    INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at)
-                    SELECT id, run_id, ?, ?, ?, owner_pid, pending_since, ? FROM tokens WHERE id = ? AND state = 'PENDING' AND run_id = ?
-                    """,
-                arguments: [Self.blob(receiptID), Self.blob(receipt), Self.blob(effects), spentAt, Self.blob(run.tokenID), Self.blob(run.runID)])
-            guard db.changesCount == 1 else { throw try conflict(db, run) }
+                """
+                INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at)
+                SELECT id, run_id, ?, ?, ?, owner_pid, pending_since, ? FROM tokens WHERE id = ? AND state = 'PENDING' AND run_id = ?
+                """,
+                [receiptID, receipt, effects, spentAt, run.tokenID, run.runID])
+            guard db.changes == 1 else { throw try conflict(db, run) }
             try db.execute(
-                sql: """
-                    UPDATE tokens SET state = 'SPENT', spent_at = ?, receipt_id = ?,
-                        owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
-                    WHERE id = ? AND state = 'PENDING' AND run_id = ?
-                    """,
-                arguments: [spentAt, Self.blob(receiptID), Self.blob(run.tokenID), Self.blob(run.runID)])
-            guard db.changesCount == 1 else {
+                """
+                UPDATE tokens SET state = 'SPENT', spent_at = ?, receipt_id = ?,
+                    owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
+                WHERE id = ? AND state = 'PENDING' AND run_id = ?
+                """,
+                [spentAt, receiptID, run.tokenID, run.runID])
+            guard db.changes == 1 else {
                 throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
             }
             if let outgoing, let paymentAmount {
                 try checkPaymentRoom(db, outgoing.requestID, outgoing.chain, amount: paymentAmount)
             }
             if let outgoing {
-                try db.execute(sql: "INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)",
-                               arguments: [Self.blob(run.tokenID), Self.blob(outgoing.requestID), Self.blob(outgoing.chain.encoded)])
+                try db.execute("INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)", [run.tokenID, outgoing.requestID, outgoing.chain.encoded])
             }
             Failpoint.hit("in_commit")
         }
@@ -101,10 +97,8 @@ extension TokenStore {
 
     /// Refuses a transfer for a payment whose key already received a token of that payment, or that
     /// would take the payment past its amount; inside the caller's transaction.
-    func checkPaymentRoom(_ db: Database, _ requestID: [UInt8], _ chain: TokenChain, amount: UInt64) throws {
-        let made = try Row.fetchAll(db, sql: "SELECT chain FROM outgoing WHERE request_id = ?", arguments: [Self.blob(requestID)]).map {
-            try TokenChain(encoded: Self.bytes($0, "chain"))
-        }
+    func checkPaymentRoom(_ db: Connection, _ requestID: [UInt8], _ chain: TokenChain, amount: UInt64) throws {
+        let made = try db.fetchAll("SELECT chain FROM outgoing WHERE request_id = ?", [requestID]).map { try TokenChain(encoded: $0["chain"]) }
         let token = Self.short(chain.token.token.id)
         if made.contains(where: { $0.currentHolder == chain.currentHolder }) {
             throw WalletError(kind: "payment_race",
@@ -133,18 +127,18 @@ extension TokenStore {
         let pendingSQL = "SELECT id, run_id, owner_pid, owner_start, owner_boot, pending_since FROM tokens WHERE state = 'PENDING' ORDER BY id"
         // A read first, so opening a wallet with no dead runs (the usual case) takes no write lock.
         let deadSeen = try read("look for interrupted runs") { db in
-            try Row.fetchAll(db, sql: pendingSQL).contains { !Self.owner($0).isAlive }
+            try db.fetchAll(pendingSQL).contains { !(try Self.owner($0).isAlive) }
         }
         guard deadSeen else { return [] }
         // Decided again under the write lock: what the read saw may have committed or aborted since.
         return try write("reset interrupted runs") { db in
             var reset: [ReconciledRun] = []
-            for row in try Row.fetchAll(db, sql: pendingSQL) {
-                let owner = Self.owner(row)
+            for row in try db.fetchAll(pendingSQL) {
+                let owner = try Self.owner(row)
                 guard !owner.isAlive else { continue }
-                let id = Self.bytes(row, "id")
-                try resetToHeld(db, id: id, runID: Self.bytes(row, "run_id"))
-                reset.append(ReconciledRun(tokenID: id, owner: owner, startedAt: row["pending_since"] ?? 0))
+                let id: [UInt8] = try row["id"]
+                try resetToHeld(db, id: id, runID: row["run_id"])
+                reset.append(ReconciledRun(tokenID: id, owner: owner, startedAt: try row["pending_since"] ?? 0))
             }
             return reset
         }
@@ -153,27 +147,24 @@ extension TokenStore {
     /// The receipt and effects of the run that spent token `tokenID`, or nil if it is not spent.
     public func receipt(tokenID: [UInt8]) throws -> (receipt: [UInt8], effects: [UInt8])? {
         try read("read the receipt of token \(Self.short(tokenID))") { db in
-            try Row.fetchOne(db, sql: "SELECT receipt, effects FROM runs WHERE token_id = ?", arguments: [Self.blob(tokenID)])
-                .map { (Self.bytes($0, "receipt"), Self.bytes($0, "effects")) }
+            try db.fetchOne("SELECT receipt, effects FROM runs WHERE token_id = ?", [tokenID]).map { (try $0["receipt"], try $0["effects"]) }
         }
     }
 
     /// PENDING for `runID` → HELD, inside the caller's transaction; no change for any other run.
-    func resetToHeld(_ db: Database, id: [UInt8], runID: [UInt8]) throws {
+    func resetToHeld(_ db: Connection, id: [UInt8], runID: [UInt8]) throws {
         try db.execute(
-            sql: """
-                UPDATE tokens SET state = 'HELD', run_id = NULL, owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
-                WHERE id = ? AND state = 'PENDING' AND run_id = ?
-                """,
-            arguments: [Self.blob(id), Self.blob(runID)])
+            """
+            UPDATE tokens SET state = 'HELD', run_id = NULL, owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
+            WHERE id = ? AND state = 'PENDING' AND run_id = ?
+            """,
+            [id, runID])
     }
 
     /// Why `run` cannot commit, from the token's row as it is now.
-    private func conflict(_ db: Database, _ run: PendingRun) throws -> WalletError {
+    private func conflict(_ db: Connection, _ run: PendingRun) throws -> WalletError {
         let token = Self.short(run.tokenID)
-        guard let row = try Row.fetchOne(
-            db, sql: "SELECT state, run_id, owner_pid, owner_start, owner_boot, spent_at, receipt_id FROM tokens WHERE id = ?",
-            arguments: [Self.blob(run.tokenID)])
+        guard let row = try db.fetchOne("SELECT state, run_id, owner_pid, owner_start, owner_boot, spent_at, receipt_id FROM tokens WHERE id = ?", [run.tokenID])
         else {
             return .conflict("token \(token) is not in the wallet; the run cannot commit")
         }
@@ -181,17 +172,21 @@ extension TokenStore {
         case .held:
             return .conflict("the run of token \(token) no longer holds it (it was aborted, or reset because its process was taken for dead); its effects were not committed")
         case .pending:
-            return .conflict("token \(token) is claimed by another run (process \(Self.owner(row).pid)); this run's effects were not committed")
-        case .spent where Self.bytes(row, "run_id") == run.runID:
-            return .conflict("this run of token \(token) has already committed (receipt \(Hex.encode(Self.bytes(row, "receipt_id"))))")
+            return .conflict("token \(token) is claimed by another run (process \(try Self.owner(row).pid)); this run's effects were not committed")
         case .spent:
-            return .conflict("token \(token) was spent by another run at \(UTCTime.iso8601(row["spent_at"] ?? 0)) (receipt \(Hex.encode(Self.bytes(row, "receipt_id")))); this run's effects were not committed")
+            let receiptID: [UInt8] = try row["receipt_id"]
+            if try row["run_id"] == run.runID {
+                return .conflict("this run of token \(token) has already committed (receipt \(Hex.encode(receiptID)))")
+            }
+            let spentAt: Int64 = try row["spent_at"]
+            return .conflict("token \(token) was spent by another run at \(UTCTime.iso8601(spentAt)) (receipt \(Hex.encode(receiptID))); this run's effects were not committed")
         }
     }
 
     /// "already spent" with when and which receipt, from a SPENT row.
-    static func spentMessage(_ id: [UInt8], _ row: Row) -> String {
-        let spentAt: Int64 = row["spent_at"] ?? 0
-        return "token \(short(id)) was already spent at \(UTCTime.iso8601(spentAt)) (receipt \(Hex.encode(bytes(row, "receipt_id")))); a token runs once"
+    static func spentMessage(_ id: [UInt8], _ row: Row) throws -> String {
+        let spentAt: Int64 = try row["spent_at"]
+        let receiptID: [UInt8] = try row["receipt_id"]
+        return "token \(short(id)) was already spent at \(UTCTime.iso8601(spentAt)) (receipt \(Hex.encode(receiptID))); a token runs once"
     }
 }

@@ -1,6 +1,5 @@
-import Foundation
-import GRDB
 import KeyhostCrypto
+import KeyhostSQLite
 import KeyhostTokens
 
 /// Importing and listing tokens.
@@ -15,13 +14,13 @@ extension TokenStore {
         let encoded = token.encoded
         return try write("import token \(Self.short(id))") { db in
             try db.execute(
-                sql: "INSERT INTO tokens (id, encoded, issuer, imported_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                arguments: [Self.blob(id), Self.blob(encoded), Self.blob(token.token.issuer.bytes), now])
-            if db.changesCount == 1 { return .added }
-            guard let row = try Row.fetchOne(db, sql: "SELECT encoded, state FROM tokens WHERE id = ?", arguments: [Self.blob(id)]) else {
+                "INSERT INTO tokens (id, encoded, issuer, imported_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                [id, encoded, token.token.issuer.bytes, now])
+            if db.changes == 1 { return .added }
+            guard let row = try db.fetchOne("SELECT encoded, state FROM tokens WHERE id = ?", [id]) else {
                 throw WalletError.store("wallet \(path): token \(Self.short(id)) was neither added nor found")
             }
-            guard Self.bytes(row, "encoded") == encoded else {
+            guard try row["encoded"] == encoded else {
                 throw WalletError.conflict(
                     "a different token with the same id \(Self.short(id)) is already in the wallet (its bytes or signature differ); the wallet keeps the one it has")
             }
@@ -32,15 +31,14 @@ extension TokenStore {
     /// The token with this id, or nil.
     public func token(id: [UInt8]) throws -> StoredToken? {
         try read("read token \(Self.short(id))") { db in
-            try Row.fetchOne(db, sql: "SELECT \(Self.tokenColumns) FROM tokens WHERE id = ?", arguments: [Self.blob(id)])
-                .map { try storedToken($0) }
+            try db.fetchOne("SELECT \(Self.tokenColumns) FROM tokens WHERE id = ?", [id]).map { try storedToken($0) }
         }
     }
 
     /// Every token, oldest import first (ties by id).
     public func tokens() throws -> [StoredToken] {
         try read("list tokens") { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.tokenColumns) FROM tokens ORDER BY imported_at, id").map { try storedToken($0) }
+            try db.fetchAll("SELECT \(Self.tokenColumns) FROM tokens ORDER BY imported_at, id").map { try storedToken($0) }
         }
     }
 
@@ -54,12 +52,11 @@ extension TokenStore {
         let upper = hex.uppercased()
         let matches = try read("find token \(hex)") { db in
             // Up to two rows answer "none, one or several"; the count is only needed for the message.
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT \(Self.tokenColumns) FROM tokens WHERE substr(hex(id), 1, ?) = ? ORDER BY imported_at, id LIMIT 2",
-                arguments: [upper.utf8.count, upper])
+            let rows = try db.fetchAll(
+                "SELECT \(Self.tokenColumns) FROM tokens WHERE substr(hex(id), 1, ?) = ? ORDER BY imported_at, id LIMIT 2", [upper.utf8.count, upper])
             let count = rows.count < 2
                 ? rows.count
-                : try Int.fetchOne(db, sql: "SELECT count(*) FROM tokens WHERE substr(hex(id), 1, ?) = ?", arguments: [upper.utf8.count, upper]) ?? 0
+                : try db.fetchValue("SELECT count(*) FROM tokens WHERE substr(hex(id), 1, ?) = ?", [upper.utf8.count, upper], as: Int.self) ?? 0
             return (try rows.first.map { try storedToken($0) }, count)
         }
         switch matches {
@@ -71,19 +68,18 @@ extension TokenStore {
 
     /// A row of `tokenColumns` as a stored token.
     func storedToken(_ row: Row) throws -> StoredToken {
-        let id = Self.bytes(row, "id")
+        let id: [UInt8] = try row["id"]
         let signed: SignedToken
         do {
-            signed = try SignedToken(encoded: Self.bytes(row, "encoded"))
+            signed = try SignedToken(encoded: row["encoded"])
         } catch {
             throw WalletError.store("wallet \(path): token \(Self.short(id)) is stored in a form this keyhost cannot read: \(error)")
         }
         let state = try Self.state(row)
-        let receipt: Data? = row["receipt_id"]
         var transfers: [Transfer] = []
-        if let blob: Data = row["transfers"] {
+        if let blob: [UInt8] = try row["transfers"] {
             do {
-                guard case .array(let links) = try CBORDecoder.decode([UInt8](blob), limits: .init(maxBytes: 1 << 20, maxDepth: 8)) else {
+                guard case .array(let links) = try CBORDecoder.decode(blob, limits: .init(maxBytes: 1 << 20, maxDepth: 8)) else {
                     throw WalletError.store("not an array")
                 }
                 transfers = try links.map(Transfer.init(envelope:))
@@ -92,21 +88,23 @@ extension TokenStore {
             }
         }
         return StoredToken(
-            token: signed, state: state, importedAt: row["imported_at"], spentAt: row["spent_at"],
-            receiptID: receipt.map { [UInt8]($0) }, pendingOwner: state == .pending ? Self.owner(row) : nil, transfers: transfers)
+            token: signed, state: state, importedAt: try row["imported_at"], spentAt: try row["spent_at"],
+            receiptID: try row["receipt_id"], pendingOwner: state == .pending ? try Self.owner(row) : nil, transfers: transfers)
     }
 
     /// The `state` column, refusing values no version of the schema allows.
     static func state(_ row: Row) throws -> TokenState {
-        let text: String = row["state"]
+        let text: String = try row["state"]
         guard let state = TokenState(rawValue: text) else { throw WalletError.store("a token has the unknown state '\(text)'") }
         return state
     }
 
     /// The owner columns of a PENDING row.
-    static func owner(_ row: Row) -> RunOwner {
-        let start: Int64 = row["owner_start"] ?? 0
-        return RunOwner(pid: row["owner_pid"] ?? 0, startTime: UInt64(bitPattern: start), bootID: row["owner_boot"] ?? "")
+    static func owner(_ row: Row) throws -> RunOwner {
+        let start: Int64? = try row["owner_start"]
+        let pid: Int32? = try row["owner_pid"]
+        let boot: String? = try row["owner_boot"]
+        return RunOwner(pid: pid ?? 0, startTime: UInt64(bitPattern: start ?? 0), bootID: boot ?? "")
     }
 
     private static func isHexDigit(_ c: UInt8) -> Bool {

@@ -1,6 +1,5 @@
-import Foundation
-import GRDB
 import KeyhostCrypto
+import KeyhostSQLite
 
 /// The issuers whose tokens this wallet accepts (x-only BIP340 keys).
 extension TokenStore {
@@ -10,30 +9,28 @@ extension TokenStore {
             throw WalletError.invalid("an issuer must be a 32-byte x-only public key, got \(issuer.count) bytes that are not one")
         }
         try write("trust issuer \(Hex.encode(issuer))") { db in
-            try db.execute(
-                sql: "INSERT INTO trusted_issuers (issuer, trusted_at) VALUES (?, ?) ON CONFLICT (issuer) DO NOTHING",
-                arguments: [Self.blob(issuer), now])
+            try db.execute("INSERT INTO trusted_issuers (issuer, trusted_at) VALUES (?, ?) ON CONFLICT (issuer) DO NOTHING", [issuer, now])
         }
     }
 
     /// Stops trusting `issuer`; no error if it was not trusted.
     public func distrust(issuer: [UInt8]) throws {
         try write("distrust issuer \(Hex.encode(issuer))") { db in
-            try db.execute(sql: "DELETE FROM trusted_issuers WHERE issuer = ?", arguments: [Self.blob(issuer)])
+            try db.execute("DELETE FROM trusted_issuers WHERE issuer = ?", [issuer])
         }
     }
 
     /// Whether `issuer` is trusted.
     public func isTrusted(issuer: [UInt8]) throws -> Bool {
         try read("read the trusted issuers") { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM trusted_issuers WHERE issuer = ?)", arguments: [Self.blob(issuer)]) ?? false
+            try db.fetchValue("SELECT EXISTS (SELECT 1 FROM trusted_issuers WHERE issuer = ?)", [issuer], as: Bool.self) ?? false
         }
     }
 
     /// Every trusted issuer, in the order they were trusted.
     public func trustedIssuers() throws -> [[UInt8]] {
         try read("read the trusted issuers") { db in
-            try Row.fetchAll(db, sql: "SELECT issuer FROM trusted_issuers ORDER BY trusted_at, issuer").map { Self.bytes($0, "issuer") }
+            try db.fetchAll("SELECT issuer FROM trusted_issuers ORDER BY trusted_at, issuer").map { try $0["issuer"] }
         }
     }
 }

@@ -5,7 +5,7 @@
 //   keyhost-token-bench --loop KEYHOST_BINARY WALLET FIRST COUNT   (one of the 4 processes)
 //
 // Prints "<name> <value> <unit>" lines:
-//   raw_commit_us       one INSERT + COMMIT with WAL and synchronous=FULL (GRDB), median of batches
+//   raw_commit_us       one INSERT + COMMIT with WAL and synchronous=FULL (KeyhostSQLite), median of batches
 //   run_worker_us       TokenWallet.run of a trivial program, a fresh worker process per run
 //   run_warm_us         the same with a warm worker (64 runs per process, a fresh Lua state each)
 //   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
@@ -13,9 +13,9 @@
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
 //   pay_receive_10_us   request + pay (10 tokens, warm worker) + receive, median
 //   run_4proc_per_s     runs per second with 4 processes on one wallet
-import GRDB
 import KeyhostCrypto
 import KeyhostPlayer
+import KeyhostSQLite
 import KeyhostTokens
 import KeyhostWallet
 
@@ -114,20 +114,17 @@ func fresh(_ name: String) -> String {
 // Raw durable commits: the floor every run pays once.
 if wanted("raw_commit_us") {
     let path = fresh("raw.db")
-    var config = Configuration()
-    config.prepareDatabase { db in
-        _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-        try db.execute(sql: "PRAGMA synchronous = FULL")
+    let database = try Database(path: path) { db in
+        _ = try db.fetchValue("PRAGMA journal_mode = WAL", as: String.self)
+        try db.execute("PRAGMA synchronous = FULL")
     }
-    let queue = try DatabaseQueue(path: path, configuration: config)
-    try queue.write { try $0.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)") }
+    try database.access { try $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)") }
     var batches: [Double] = []
     for _ in 0..<5 {
         let t0 = wallSeconds()
         for _ in 0..<runs {
-            try queue.inTransaction(.immediate) { db in
-                try db.execute(sql: "INSERT INTO t (v) VALUES (?)", arguments: [String(repeating: "x", count: 300)])
-                return .commit
+            try database.transaction(.immediate) { db in
+                try db.execute("INSERT INTO t (v) VALUES (?)", [String(repeating: "x", count: 300)])
             }
         }
         batches.append((wallSeconds() - t0) / Double(runs))

@@ -1,5 +1,6 @@
 import Foundation
-import GRDB
+import KeyhostSQLite
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostWallet
 
@@ -33,10 +34,10 @@ import Testing
 
     @Test func theConnectionIsWALFullSyncWithForeignKeysAndABusyTimeout() throws {
         try withWallet { store in
-            let (journal, synchronous, foreignKeys, busyTimeout) = try store.queue.inDatabase { db in
+            let (journal, synchronous, foreignKeys, busyTimeout) = try store.database.access { db in
                 (
-                    try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-                    try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), try Int.fetchOne(db, sql: "PRAGMA busy_timeout")
+                    try db.fetchValue("PRAGMA journal_mode", as: String.self), try db.fetchValue("PRAGMA synchronous", as: Int.self),
+                    try db.fetchValue("PRAGMA foreign_keys", as: Int.self), try db.fetchValue("PRAGMA busy_timeout", as: Int.self)
                 )
             }
             #expect(journal == "wal")
@@ -49,14 +50,14 @@ import Testing
             let id = Fixture.id([2])
             _ = try store.importToken(Fixture.token(id), now: 1)
             let run = try store.beginRun(id: id, owner: .current(), startedAt: 2)
-            #expect(try store.queue.inDatabase { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+            #expect(try store.database.access { try $0.fetchValue("PRAGMA synchronous", as: Int.self) } == 2)
             try store.abortRun(run)
-            #expect(try store.queue.inDatabase { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+            #expect(try store.database.access { try $0.fetchValue("PRAGMA synchronous", as: Int.self) } == 2)
         }
     }
 
     /// Processes that create the same new wallet at once all end up with one complete schema
-    /// (GRDB's migrator checks what is applied outside the transaction that applies it).
+    /// (each waits for the lock switching to WAL needs, and migrations are applied once, under the write lock).
     @Test func storesCreatingTheSameNewWalletAtOnceAllOpenIt() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/wallet.khw"

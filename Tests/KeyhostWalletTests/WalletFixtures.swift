@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostTestSupport
 @testable import KeyhostWallet
 
 /// Signed tokens and throwaway wallet files for the wallet tests.
@@ -36,18 +37,9 @@ enum Fixture {
     }
 }
 
-/// A fresh temporary directory for one test, removed afterwards.
-func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    var template = Array((NSTemporaryDirectory() + "keyhost-wallet-XXXXXX").utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    let directory = String(cString: made)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    return try body(directory)
-}
-
 /// A new wallet in a temporary directory.
 func withWallet<T>(_ body: (TokenStore) throws -> T) throws -> T {
-    try withTemporaryDirectory { directory in try body(try TokenStore(path: directory + "/wallet.khw")) }
+    try withTemporaryDirectory(prefix: "keyhost-wallet") { directory in try body(try TokenStore(path: directory + "/wallet.khw")) }
 }
 
 /// The file mode bits of `path`.
@@ -58,26 +50,7 @@ func fileMode(_ path: String) throws -> mode_t {
 }
 
 /// The `WalletError` thrown by `body`, or nil if it threw nothing or something else.
-func walletError<T>(_ body: () throws -> T) -> WalletError? {
-    do {
-        _ = try body()
-        return nil
-    } catch {
-        return error as? WalletError
-    }
-}
-
-/// A value shared between test threads, guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value { lock.withLock { stored } }
-
-    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
-}
+func walletError<T>(_ body: () throws -> T) -> WalletError? { thrown(WalletError.self, body) }
 
 /// A child process (`/bin/sleep`) that the test kills and reaps itself, so it can be seen alive,
 /// as a zombie, and gone.

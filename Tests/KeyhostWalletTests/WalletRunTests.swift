@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostWallet
 

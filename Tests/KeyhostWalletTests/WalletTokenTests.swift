@@ -1,7 +1,8 @@
 import Foundation
-import GRDB
+import KeyhostSQLite
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostTestSupport
 import Testing
 @testable import KeyhostWallet
 
@@ -80,31 +81,31 @@ import Testing
     /// Raw SQL that breaks the state machine is refused by the schema itself.
     @Test func theSchemaRefusesSpentWithoutARunAndARunWithoutSpent() throws {
         try withWallet { store in
-            let id = Fixture.id([0xcc]), blob = Data(id)
+            let id = Fixture.id([0xcc])
             _ = try store.importToken(Fixture.token(id), now: 1)
-            store.queue.inDatabase { db in
+            try store.database.access { db throws in
                 // SPENT with no runs row: the foreign key on receipt_id fails at commit.
-                #expect(throws: DatabaseError.self) {
-                    try db.inTransaction {
+                let spentWithoutRun = thrown(SQLiteError.self) {
+                    try db.transaction { db in
                         try db.execute(
-                            sql: "UPDATE tokens SET state = 'SPENT', run_id = zeroblob(16), spent_at = 1, receipt_id = x'01' WHERE id = ?",
-                            arguments: [blob])
-                        return .commit
+                            "UPDATE tokens SET state = 'SPENT', run_id = zeroblob(16), spent_at = 1, receipt_id = x'01' WHERE id = ?", [id])
                     }
                 }
+                #expect(spentWithoutRun?.extendedCode == 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
                 // A run for a token that is not SPENT: the foreign key on (token_id, 'SPENT') fails at commit.
-                #expect(throws: DatabaseError.self) {
-                    try db.inTransaction {
+                let runWithoutSpent = thrown(SQLiteError.self) {
+                    try db.transaction { db in
                         try db.execute(
-                            sql: "INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at) VALUES (?, zeroblob(16), x'01', x'', x'', 1, 1, 1)",
-                            arguments: [blob])
-                        return .commit
+                            "INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at) VALUES (?, zeroblob(16), x'01', x'', x'', 1, 1, 1)",
+                            [id])
                     }
                 }
+                #expect(runWithoutSpent?.extendedCode == 787)
                 // PENDING without an owner breaks a CHECK.
-                #expect(throws: DatabaseError.self) {
-                    try db.execute(sql: "UPDATE tokens SET state = 'PENDING', run_id = zeroblob(16) WHERE id = ?", arguments: [blob])
+                let pendingWithoutOwner = thrown(SQLiteError.self) {
+                    try db.execute("UPDATE tokens SET state = 'PENDING', run_id = zeroblob(16) WHERE id = ?", [id])
                 }
+                #expect(pendingWithoutOwner?.extendedCode == 275)  // SQLITE_CONSTRAINT_CHECK
             }
             #expect(try store.token(id: id)?.state == .held)
             #expect(try store.receipt(tokenID: id) == nil)
@@ -112,13 +113,13 @@ import Testing
             // And a spent token stays spent, with its run.
             let run = try store.beginRun(id: id, owner: .current(), startedAt: 2)
             try store.commitRun(run, effects: [1], receipt: [2], receiptID: [3], spentAt: 4)
-            store.queue.inDatabase { db in
-                #expect(throws: DatabaseError.self) {
-                    try db.execute(
-                        sql: "UPDATE tokens SET state = 'HELD', run_id = NULL, spent_at = NULL, receipt_id = NULL WHERE id = ?", arguments: [blob])
+            try store.database.access { db throws in
+                let unspend = thrown(SQLiteError.self) {
+                    try db.execute("UPDATE tokens SET state = 'HELD', run_id = NULL, spent_at = NULL, receipt_id = NULL WHERE id = ?", [id])
                 }
-                #expect(throws: DatabaseError.self) { try db.execute(sql: "DELETE FROM runs") }
-                #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE runs SET effects = x'00'") }
+                #expect(unspend?.message == "a spent token stays spent")
+                #expect(thrown(SQLiteError.self) { try db.execute("DELETE FROM runs") }?.message == "a committed run is never deleted")
+                #expect(thrown(SQLiteError.self) { try db.execute("UPDATE runs SET effects = x'00'") }?.message == "a committed run is never changed")
             }
             #expect(try store.token(id: id)?.state == .spent)
         }
