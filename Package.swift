@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "keyhost", targets: ["keyhost"]),
+        .executable(name: "keyhost-ledger", targets: ["keyhost-ledger"]),
         .library(name: "LuaRuntime", targets: ["LuaRuntime"]),
         .library(name: "KeyhostCrypto", targets: ["KeyhostCrypto"]),
     ],
@@ -57,14 +58,25 @@ let package = Package(
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift")]),
 
-        // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
+        // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
+        // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        // The ledger's HTTP service.
+        // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
+        .target(name: "KeyhostLedgerPostgres", dependencies: [
+            "KeyhostLedger", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
+        // The ledger's HTTP service (Hummingbird): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerServer", dependencies: [
-            "KeyhostLedger", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+            "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+        // The server side of the ledger, kept out of keyhost's binary and start-up: `keyhost token
+        // ledger serve` execs it, a postgres:// ledger runs in it as a child (`keyhost-ledger pipe`).
+        .executableTarget(name: "keyhost-ledger", dependencies: [
+            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
@@ -82,7 +94,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
-                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostEthereum",
+                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every
@@ -103,7 +115,7 @@ let package = Package(
             dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
-        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostTokens", "KeyhostCrypto"]),
+        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto"]),
 
         // Test helpers shared by test targets (a loopback HTTP server).
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
@@ -117,7 +129,9 @@ let package = Package(
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "keyhost"]),
+        .testTarget(name: "KeyhostLedgerTests", dependencies: [
+            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "keyhost",
+        ]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),

@@ -1,4 +1,7 @@
 /// Where a ledger's records are: `sqlite:FILE` or `postgres://USER@HOST:PORT/DB`.
+///
+/// keyhost opens SQLite itself and PostgreSQL through a `keyhost-ledger` child (`TokenLedgers.open`);
+/// the `keyhost-ledger` program opens both in process (`open()`, in KeyhostLedgerPostgres).
 public enum LedgerLocation: Sendable, Equatable {
     case sqlite(path: String)
     case postgres(PostgresLocation)
@@ -12,14 +15,6 @@ public enum LedgerLocation: Sendable, Equatable {
             self = .postgres(try PostgresLocation(url: text))
         } else {
             throw LedgerError(kind: "location", message: "a ledger database is sqlite:FILE or postgres://USER@HOST:PORT/DB, got one starting \(String(text.prefix(while: { $0 != ":" && $0 != "@" }).prefix(20)).debugDescription)")
-        }
-    }
-
-    /// Opens the store (creating its tables when missing).
-    public func open() async throws -> any LedgerStore {
-        switch self {
-        case .sqlite(let path): return try SQLiteLedgerStore(path: path)
-        case .postgres(let location): return try await PostgresLedgerStore(location: location)
         }
     }
 }
