@@ -101,7 +101,7 @@ public final class LedgerProcess: TokenLedgerConnection {
 
     public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
         let request = Record.object([("deposit", LedgerJSON.depositBody(chains.map(\.armored)))])
-        let answer = try call(request, during: "the deposit")
+        let answer = try call(request, during: "depositing")
         let rows = try LedgerJSON.parseResults(answer, count: chains.count)
         return try rows.map { row in
             guard let id = try? Hex.decode(row.tokenID), id.count == 32 else {
@@ -169,13 +169,14 @@ public final class LedgerProcess: TokenLedgerConnection {
             }
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
             let n = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
+            if n < 0 && errno == EINTR { continue }
+            // A child that died without reading what was sent resets the connection: the same as an end.
+            if n < 0 && errno != ECONNRESET {
                 throw fail(LedgerError(kind: "store", message: "\(displayName): cannot read from the ledger process: \(String(cString: strerror(errno)))"))
             }
-            if n == 0 {
+            if n <= 0 {
                 let how = reap()
-                let retry = what == "the deposit" ? "; nothing is known of this deposit: send it again (the same chain gets the same answer)" : ""
+                let retry = what == "depositing" ? "; nothing is known of this deposit: send it again (the same chain gets the same answer)" : ""
                 throw fail(LedgerError(kind: "store", message: "\(displayName): the ledger process keyhost-ledger (pid \(pid)) \(how) while \(what)\(retry)"))
             }
             pending += chunk[..<n]
