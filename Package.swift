@@ -72,11 +72,13 @@ let package = Package(
             "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // The options `ledger serve` shares between keyhost (which describes them) and keyhost-ledger.
+        .target(name: "KeyhostLedgerCommand", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The server side of the ledger, kept out of keyhost's binary and start-up: `keyhost token
         // ledger serve` execs it, a postgres:// ledger runs in it as a child (`keyhost-ledger pipe`).
         .executableTarget(name: "keyhost-ledger", dependencies: [
-            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens",
+            "KeyhostCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
@@ -94,7 +96,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
-                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum",
+                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every

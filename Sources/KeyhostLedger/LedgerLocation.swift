@@ -1,3 +1,5 @@
+import KeyhostCrypto
+
 /// Where a ledger's records are: `sqlite:FILE` or `postgres://USER@HOST:PORT/DB`.
 ///
 /// keyhost opens SQLite itself and PostgreSQL through a `keyhost-ledger` child (`TokenLedgers.open`);
@@ -15,6 +17,22 @@ public enum LedgerLocation: Sendable, Equatable {
             self = .postgres(try PostgresLocation(url: text))
         } else {
             throw LedgerError(kind: "location", message: "a ledger database is sqlite:FILE or postgres://USER@HOST:PORT/DB, got one starting \(String(text.prefix(while: { $0 != ":" && $0 != "@" }).prefix(20)).debugDescription)")
+        }
+    }
+}
+
+/// `--issuer HEX`, repeatable: the issuers a ledger serves.
+public enum LedgerIssuers {
+    /// The keys; with `required`, none is an error saying how to name them.
+    public static func parse(_ texts: [String], required: Bool = true) throws -> [XOnlyPublicKey] {
+        guard !texts.isEmpty || !required else {
+            throw LedgerError(kind: "location", message: "name the issuer(s) this ledger serves with --issuer HEX (x-only public key, 64 hex digits)")
+        }
+        return try texts.map { text in
+            guard let bytes = try? Hex.decode(text), bytes.count == 32, let key = try? XOnlyPublicKey(bytes: bytes) else {
+                throw LedgerError(kind: "location", message: "--issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(text.prefix(80).debugDescription)")
+            }
+            return key
         }
     }
 }

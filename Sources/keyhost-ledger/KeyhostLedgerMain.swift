@@ -5,8 +5,8 @@
 
 import ArgumentParser
 import Foundation
-import KeyhostCrypto
 import KeyhostLedger
+import KeyhostLedgerCommand
 import KeyhostLedgerPostgres
 import KeyhostLedgerServer
 import KeyhostTokens
@@ -39,38 +39,22 @@ struct Message: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// `--issuer HEX`, repeatable: the issuers a ledger serves.
-func parseIssuers(_ texts: [String]) throws -> [XOnlyPublicKey] {
-    try texts.map { text in
-        guard let bytes = try? Hex.decode(text), bytes.count == 32, let key = try? XOnlyPublicKey(bytes: bytes) else {
-            throw Message("--issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(text.prefix(80).debugDescription)")
-        }
-        return key
-    }
-}
-
 /// `keyhost-ledger serve` (what `keyhost token ledger serve` runs; the same options).
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Run the ledger's HTTP service: POST /v1/deposit, GET /v1/stats, GET /v1/health.",
-        discussion: "Prints 'listening on http://HOST:PORT' once it accepts connections (PORT 0 picks a free port). Stops on SIGINT or SIGTERM."
-    )
-    @Option(help: ArgumentHelp("Where to listen, HOST:PORT (e.g. 127.0.0.1:8080).", valueName: "host:port")) var listen: String
-    @Option(help: ArgumentHelp("The database: sqlite:FILE or postgres://USER@HOST:PORT/DB (password from PGPASSWORD).", valueName: "db")) var db: String
-    @Option(help: ArgumentHelp("An issuer this ledger serves: x-only public key in hex. Repeat for several.", valueName: "hex")) var issuer: [String] = []
-    @Option(help: ArgumentHelp("The largest request body in KiB.", valueName: "kib")) var maxBodyKib: Int = 4096
+        commandName: "serve", abstract: LedgerServeOptions.abstract, discussion: LedgerServeOptions.discussion)
+    @OptionGroup var options: LedgerServeOptions
 
     func run() throws {
         try exitOnError {
+            let (listen, maxBodyKib) = (options.listen, options.maxBodyKib)
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port),
                   colon > listen.startIndex
             else { throw Message("--listen must be HOST:PORT (e.g. 127.0.0.1:8080), got \(listen.prefix(80).debugDescription)") }
             guard maxBodyKib >= 1 else { throw Message("--max-body-kib must be at least 1") }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            guard !issuer.isEmpty else { throw Message("name the issuer(s) this ledger serves with --issuer HEX (x-only public key, 64 hex digits)") }
-            let issuers = try parseIssuers(issuer)
-            let location = try LedgerLocation(db)
+            let issuers = try LedgerIssuers.parse(options.issuer)
+            let location = try LedgerLocation(options.db)
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))
             server.maxBodyBytes = maxBodyKib << 10

@@ -25,7 +25,7 @@ struct Pipe: ParsableCommand {
         Self.exitWhenKeyhostDoes()
         let ledger: LocalTokenLedger
         do {
-            let issuers = try parseIssuers(issuer)
+            let issuers = try LedgerIssuers.parse(issuer, required: false)
             let location = try LedgerLocation(db)
             let store = try blocking { try await location.open() }
             ledger = try LocalTokenLedger(store: store, issuers: issuers)

@@ -106,7 +106,7 @@ struct TokenDeposit: ParsableCommand {
 
     /// Into the database: SQLite in this process, PostgreSQL through a keyhost-ledger child.
     private func direct(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
-        let issuers = try parseIssuers(issuer)
+        let issuers = try LedgerIssuers.parse(issuer)
         let connection = try TokenLedgers.open(ledger, issuers: issuers)
         defer { connection.close() }
         var rows: [LedgerResultRow] = []
