@@ -59,13 +59,12 @@ public final class LedgerProcess: TokenLedgerConnection {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let arguments = [executable, "pipe", "--db", location.display] + issuers.flatMap { ["--issuer", Hex.encode($0.bytes)] }
-        var environment = LedgerProgram.environment(password: location.password)
+        let environment = LedgerProgram.environment(password: location.password)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer {
             for p in argv { free(p) }
             for p in envp { if let p { memset(p, 0, strlen(p)); free(p) } }
-            environment = []
         }
         var child: pid_t = 0
         var status = posix_spawn(&child, executable, &actions, &attributes, &argv, &envp)

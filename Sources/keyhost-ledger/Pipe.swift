@@ -23,6 +23,9 @@ struct Pipe: ParsableCommand {
 
     func run() throws {
         Self.exitWhenKeyhostDoes()
+        // Ctrl-C at keyhost's REPL reaches the whole process group: the ledger stays open for the
+        // next line. keyhost decides when this process ends, by closing its end.
+        signal(SIGINT, SIG_IGN)
         let ledger: LocalTokenLedger
         do {
             let issuers = try LedgerIssuers.parse(issuer, required: false)

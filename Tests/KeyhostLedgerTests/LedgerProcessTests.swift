@@ -147,6 +147,18 @@ import Testing
         #expect(!Self.alive(ledger.pid))
     }
 
+    /// Ctrl-C in a terminal reaches keyhost's whole process group: the child ignores it, so a
+    /// ledger opened at the REPL survives a Ctrl-C at the prompt.
+    @Test func childIgnoresSIGINT() throws {
+        let pg = try PostgresHarness.get()
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, try pg.newDatabase())), issuers: [Fixtures.issuer.publicKey.xOnly])
+        defer { ledger.close() }
+        kill(ledger.pid, SIGINT)
+        usleep(100_000)
+        #expect(Self.alive(ledger.pid))
+        #expect(try ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
+    }
+
     /// keyhost killed with SIGKILL while it holds a PostgreSQL ledger: its child goes too.
     @Test func childDiesWithKeyhost() throws {
         let pg = try PostgresHarness.get()
