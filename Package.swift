@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "keyhost", targets: ["keyhost"]),
+        .executable(name: "keyhost-ledger", targets: ["keyhost-ledger"]),
         .library(name: "LuaRuntime", targets: ["LuaRuntime"]),
         .library(name: "KeyhostCrypto", targets: ["KeyhostCrypto"]),
     ],
@@ -59,14 +60,27 @@ let package = Package(
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
 
-        // The issuer's ledger of deposited tokens: verification, SQLite and PostgreSQL stores.
+        // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
+        // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite",
         ]),
-        // The ledger's HTTP service.
+        // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
+        .target(name: "KeyhostLedgerPostgres", dependencies: [
+            "KeyhostLedger", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
+        // The ledger's HTTP service (Hummingbird): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerServer", dependencies: [
-            "KeyhostLedger", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+            "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+        // The options `ledger serve` shares between keyhost (which describes them) and keyhost-ledger.
+        .target(name: "KeyhostLedgerCommand", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // The server side of the ledger, kept out of keyhost's binary and start-up: `keyhost token
+        // ledger serve` execs it, a postgres:// ledger runs in it as a child (`keyhost-ledger pipe`).
+        .executableTarget(name: "keyhost-ledger", dependencies: [
+            "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens",
+            "KeyhostCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
@@ -84,7 +98,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
-                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostEthereum",
+                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every
@@ -105,7 +119,7 @@ let package = Package(
             dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
         ),
 
-        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostTokens", "KeyhostCrypto"]),
+        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto"]),
 
         // Test helpers shared by test targets (a loopback HTTP server).
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
@@ -122,7 +136,9 @@ let package = Package(
             name: "KeyhostWalletTests", dependencies: ["KeyhostWallet", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite", "KeyhostTestSupport"],
             // Wallet files GRDB wrote, opened by copy (see WalletLegacyFileTests).
             exclude: ["Fixtures"]),
-        .testTarget(name: "KeyhostLedgerTests", dependencies: ["KeyhostLedger", "KeyhostLedgerServer", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost"]),
+        .testTarget(name: "KeyhostLedgerTests", dependencies: [
+            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost",
+        ]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),

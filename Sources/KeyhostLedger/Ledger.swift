@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyhostCrypto
 import KeyhostTokens
 
@@ -22,7 +24,7 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
     private let clock: @Sendable () -> Int64
 
     public init(store: any LedgerStore, issuers: [XOnlyPublicKey], maxClockSkew: Int64 = 300,
-                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) throws {
+                clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
         guard !issuers.isEmpty else {
             throw LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
         }

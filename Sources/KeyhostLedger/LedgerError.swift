@@ -22,9 +22,20 @@ public struct LedgerError: Error, Equatable, CustomStringConvertible, Sendable {
         self.detail = detail
     }
 
+    /// An error another process reported (a ledger service, a `keyhost-ledger` child): its
+    /// "chain N: " prefix is recognised, so `shifted(by:)` renumbers it as it would a local one.
+    public init(received kind: String, message: String, index: Int?) {
+        let prefix = index.map { "chain \($0): " }
+        if let prefix, message.hasPrefix(prefix) {
+            self.init(kind: kind, message: message, index: index, detail: String(message.dropFirst(prefix.count)))
+        } else {
+            self.init(kind: kind, message: message, index: index)
+        }
+    }
+
     public var description: String { message }
 
-    static func store(_ message: String) -> LedgerError { LedgerError(kind: "store", message: message) }
+    public static func store(_ message: String) -> LedgerError { LedgerError(kind: "store", message: message) }
 
     /// The same error about chain `index` of the batch.
     func at(_ index: Int) -> LedgerError {

@@ -1,6 +1,6 @@
-import Foundation
 import Hummingbird
 import KeyhostLedger
+import KeyhostRecord
 import Logging
 import NIOCore
 
@@ -21,7 +21,7 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: JSONErrorMiddleware())
-        router.get("/v1/health") { _, _ in Self.json(.ok, ["status": "ok"]) }
+        router.get("/v1/health") { _, _ in Self.json(.ok, .object([("status", .string("ok"))])) }
         router.get("/v1/stats") { _, _ in
             do {
                 return Self.json(.ok, LedgerJSON.stats(try await ledger.stats()))
@@ -46,7 +46,7 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
             return Self.json(.badRequest, LedgerJSON.error(kind: "malformed_request", message: "could not read the request body"))
         }
         do {
-            let texts = try LedgerJSON.depositChains(Data(buffer: body))
+            let texts = try LedgerJSON.depositChains([UInt8](buffer: body), maxBytes: maxBodyBytes)
             let chains = try Ledger<Chain>.parse(armored: texts)
             let ledger = self.ledger
             let limit = depositTimeout
@@ -74,7 +74,7 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
 
     // MARK: - Answers
 
-    static func json(_ status: HTTPResponse.Status, _ object: Any) -> Response { jsonResponse(status, object) }
+    static func json(_ status: HTTPResponse.Status, _ object: Record) -> Response { jsonResponse(status, object) }
 
     static func tooLarge(_ limit: Int) -> Response {
         json(.contentTooLarge, LedgerJSON.error(kind: "too_large", message: "the request body is larger than \(limit) bytes; send fewer chains per request"))
@@ -112,8 +112,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
     }
 }
 
-func jsonResponse(_ status: HTTPResponse.Status, _ object: Any) -> Response {
+func jsonResponse(_ status: HTTPResponse.Status, _ object: Record) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "application/json"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: LedgerJSON.encode(object))))
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: LedgerJSON.encode(object))))
 }

@@ -13,6 +13,7 @@ import FoundationNetworking
 #endif
 import KeyhostCrypto
 import KeyhostLedger
+import KeyhostLedgerPostgres
 import KeyhostTokens
 
 let issuer = try! PrivateKey(bytes: Array(repeating: 0x51, count: 32))

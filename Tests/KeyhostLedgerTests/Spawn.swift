@@ -7,7 +7,8 @@ final class Child: @unchecked Sendable {
     let outputPath: String
     private(set) var status: Int32?
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    /// `environment` replaces this process's (KEY=VALUE entries) when given.
+    init(_ executable: String, _ arguments: [String], environment: [String]? = nil) throws {
         outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("child-\(UUID().uuidString).out").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -17,8 +18,10 @@ final class Child: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
+        var envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+        defer { for p in envp ?? [] { free(p) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, &argv, environ)
+        let result = envp == nil ? posix_spawn(&pid, executable, &actions, nil, &argv, environ) : posix_spawn(&pid, executable, &actions, nil, &argv, &envp!)
         guard result == 0 else { throw HarnessError("cannot start \(executable): \(String(cString: strerror(result)))") }
         self.pid = pid
     }

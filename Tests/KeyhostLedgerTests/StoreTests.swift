@@ -1,6 +1,7 @@
 import Foundation
 import KeyhostCrypto
 import KeyhostLedger
+import KeyhostLedgerPostgres
 import KeyhostTokens
 import Testing
 

@@ -1,37 +1,37 @@
-import Dispatch
 import KeyhostCrypto
 import KeyhostLedger
 import KeyhostTokens
 import LuaRuntime
 
-/// `keyhost.token.ledger`: an issuer's ledger opened directly on its database (`sqlite:FILE`, or
-/// `postgres://…`), verifying and recording deposits in this process, as
-/// `keyhost token deposit --ledger sqlite:FILE` does. The ledger's service is reached from the shell.
+/// `keyhost.token.ledger`: an issuer's ledger opened directly on its database, as
+/// `keyhost token deposit --ledger sqlite:FILE|postgres://…` does: a SQLite file is verified and
+/// recorded in this process, a PostgreSQL database in a `keyhost-ledger` child process
+/// (`TokenLedgers.open`). The ledger's service is reached from the shell.
 final class TokenLedgerObject: LuaObject {
-    private var ledger: TokenLedger?
+    private var ledger: (any TokenLedgerConnection)?
     let location: String
 
-    init(_ ledger: TokenLedger, location: String) {
+    init(_ ledger: any TokenLedgerConnection) {
         self.ledger = ledger
-        self.location = location
+        location = ledger.displayName
     }
 
     static let luaTypeName = "keyhost.token.ledger"
 
-    func live() throws -> TokenLedger {
+    func live() throws -> any TokenLedgerConnection {
         guard let ledger else { throw BindingError("\(Self.luaTypeName) is closed") }
         return ledger
     }
 
     var luaDescription: String {
         guard let ledger else { return "\(Self.luaTypeName) (closed)" }
-        return "\(Self.luaTypeName)(\(ledger.store.displayName), \(ledger.issuers.count) issuer\(ledger.issuers.count == 1 ? "" : "s"))"
+        return "\(Self.luaTypeName)(\(ledger.displayName), \(ledger.issuerCount) issuer\(ledger.issuerCount == 1 ? "" : "s"))"
     }
 
     func luaClose() {
-        guard let store = ledger?.store else { return }
-        ledger = nil
-        _ = try? blocking { await store.close() }
+        guard let ledger else { return }
+        self.ledger = nil
+        ledger.close()
     }
 
     /// `token.ledger.open(location, {issuers = {…}})`.
@@ -44,16 +44,7 @@ final class TokenLedgerObject: LuaObject {
         let issuers = try list.array.enumerated().map { n, value in
             try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
         }
-        return try tokenCall {
-            let location = try LedgerLocation(text)
-            let store = try blocking { try await location.open() }
-            do {
-                return TokenLedgerObject(try TokenLedger(store: store, issuers: issuers), location: store.displayName)
-            } catch {
-                _ = try? blocking { await store.close() }
-                throw error
-            }
-        }
+        return try tokenCall { TokenLedgerObject(try TokenLedgers.open(text, issuers: issuers)) }
     }
 
     static let luaMethods: [String: LuaMethod<TokenLedgerObject>] = [
@@ -64,7 +55,7 @@ final class TokenLedgerObject: LuaObject {
                 // A text may hold several chains, one a line, as the wallet and `keyhost token deposit` files do.
                 let chains = try texts.flatMap { try TokenChain.chains(in: $0, source: "chain") }
                 guard !chains.isEmpty else { throw LedgerError(kind: "invalid_chain", message: "no chain to deposit (expected 'khchain1:' text)") }
-                return try blocking { try await ledger.deposit(chains) }
+                return try ledger.deposit(chains)
             }
             return try ctx.return(.table(LuaTable(array: results.map { result in
                 var row = LuaTable(["token_id": .string(result.tokenID), "result": .text(result.name)])
@@ -77,7 +68,7 @@ final class TokenLedgerObject: LuaObject {
         },
         "stats": { object, ctx in
             let ledger = try object.live()
-            let stats = try tokenCall { try blocking { try await ledger.stats() } }
+            let stats = try tokenCall { try ledger.stats() }
             var totals = LuaTable()
             for (unit, total) in stats.totals { totals[unit] = .text(total) }
             var counts = LuaTable()

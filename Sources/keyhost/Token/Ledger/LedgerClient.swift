@@ -1,7 +1,12 @@
+// URL and Data only: FoundationEssentials (full Foundation would bring ICU).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostDiscovery
 import KeyhostLedger
-import KeyhostLedgerServer
+import KeyhostRecord
 
 /// Talks to a ledger service (`keyhost token ledger serve`) over HTTP, with keyhost's own HTTP
 /// transport: URLSession would link FoundationNetworking (libcurl and its thirty-odd libraries)
@@ -18,28 +23,26 @@ struct LedgerClient {
     }
 
     /// The parsed JSON answer and its status; an answer that is not JSON is an error naming the status.
-    func call(_ method: String, _ path: String, body: Data? = nil) throws -> (status: Int, object: Any) {
+    func call(_ method: String, _ path: String, body: Record? = nil) throws -> (status: Int, object: JSONValue) {
         let where_ = "\(method) \(base.absoluteString)\(path)"
         let answer: OneShotHTTP.Answer
         do {
-            answer = try OneShotHTTP.send(method, base.appendingPathComponent(path), body: body,
+            answer = try OneShotHTTP.send(method, base.appendingPathComponent(path), body: body.map { Data(LedgerJSON.encode($0)) },
                                           contentType: body == nil ? nil : "application/json", timeout: timeout)
         } catch {
             throw Failure.message("ledger \(where_): \(error); is the ledger running?")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: answer.body) else {
+        guard let object = try? JSONValue.parse([UInt8](answer.body), maxBytes: 256 << 20) else {
             throw Failure.message("ledger \(where_): the answer is not JSON (HTTP \(answer.status)); is this a keyhost ledger?")
         }
-        let status = answer.status
-        return (status, object)
+        return (answer.status, object)
     }
 
     /// Throws the ledger's own error text for an answer that is not 200.
-    func expectOK(_ answer: (status: Int, object: Any)) throws -> Any {
+    func expectOK(_ answer: (status: Int, object: JSONValue)) throws -> JSONValue {
         guard answer.status == 200 else {
-            let inner = (answer.object as? [String: Any])?["error"] as? [String: Any]
-            let message = inner?["message"] as? String ?? "no error message"
-            throw Failure.message("the ledger refused (HTTP \(answer.status), \(inner?["kind"] as? String ?? "error")): \(message)")
+            let error = LedgerJSON.parseError(answer.object)
+            throw Failure.message("the ledger refused (HTTP \(answer.status), \(error?.kind ?? "error")): \(error?.message ?? "no error message")")
         }
         return answer.object
     }
@@ -52,13 +55,13 @@ struct LedgerClient {
         }
     }
 
-    /// `{"results": [...]}` rows for `chains`, in order.
-    func deposit(_ armored: [String]) throws -> [[String: Any]] {
-        let body = LedgerJSON.encode(["chains": armored])
-        let object = try expectOK(try call("POST", "/v1/deposit", body: body))
-        guard let rows = (object as? [String: Any])?["results"] as? [[String: Any]], rows.count == armored.count else {
-            throw Failure.message("ledger \(base.absoluteString): the deposit answer does not have one result per chain")
+    /// One result per chain of `armored`, in order.
+    func deposit(_ armored: [String]) throws -> [LedgerResultRow] {
+        let object = try expectOK(try call("POST", "/v1/deposit", body: LedgerJSON.depositBody(armored)))
+        do {
+            return try LedgerJSON.parseResults(object, count: armored.count)
+        } catch let error as LedgerError {
+            throw Failure.message("ledger \(base.absoluteString): \(error.message)")
         }
-        return rows
     }
 }

@@ -1,9 +1,8 @@
 import ArgumentParser
-import Foundation
 import KeyhostCrypto
 import KeyhostLedger
-import KeyhostLedgerServer
 import KeyhostPlayer
+import KeyhostRecord
 import KeyhostTokens
 
 #if canImport(Glibc)
@@ -60,37 +59,36 @@ struct TokenDeposit: ParsableCommand {
             }
             if !ids.isEmpty { chains += try walletChains(ids) }
             let rows = try ledger.hasPrefix("http") ? viaService(chains.map(\.armored)) : direct(chains)
-            var out: [[String: Any]] = []
+            var out: [Record] = []
             for row in rows {
-                var row = row
-                let id = row["token_id"] as? String ?? "?"
-                let result = row["result"] as? String ?? "?"
-                var line = "\(id)  \(result.replacingOccurrences(of: "_", with: " "))"
-                if result == "double_spend" {
+                var fields: [(String, Record)] = [("token_id", .string(row.tokenID)), ("result", .string(row.result))]
+                if let proof = row.proof { fields.append(("proof", .string(proof))) }
+                var line = "\(row.tokenID)  \(String(row.result.map { $0 == "_" ? " " : $0 }))"
+                if row.result == "double_spend" {
                     failed = true
-                    guard let text = row["proof"] as? String, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify() else {
-                        throw Failure.message("token \(id): the ledger said double spend but sent no proof that verifies")
+                    guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify() else {
+                        throw Failure.message("token \(row.tokenID): the ledger said double spend but sent no proof that verifies")
                     }
-                    row["signer"] = Hex.encode(signer.compressed)
+                    fields.append(("signer", .string(Hex.encode(signer.compressed))))
                     line += "  signed twice by \(Hex.encode(signer.compressed))"
                     if let proofs {
                         let path = try write(proof, into: proofs)
-                        row["proof_file"] = path
+                        fields.append(("proof_file", .string(path)))
                         line += "  proof: \(path)"
                     }
-                } else if result != "accepted" && result != "already_deposited" {
+                } else if row.result != "accepted" && row.result != "already_deposited" {
                     failed = true
                 }
-                if json { out.append(row) } else { print(line) }
+                if json { out.append(.object(fields)) } else { print(line) }
             }
-            if json { try printJSON(["results": out]) }
+            if json { print(Record.object([("results", .array(out))]).json()) }
         }
         if failed { throw ExitCode(1) }
     }
 
-    private func viaService(_ armored: [String]) throws -> [[String: Any]] {
+    private func viaService(_ armored: [String]) throws -> [LedgerResultRow] {
         let client = try LedgerClient(ledger)
-        var rows: [[String: Any]] = []
+        var rows: [LedgerResultRow] = []
         var batch: [String] = []
         var size = 0
         for chain in armored {
@@ -106,26 +104,23 @@ struct TokenDeposit: ParsableCommand {
         return rows
     }
 
-    private func direct(_ chains: [TokenChain]) throws -> [[String: Any]] {
-        let issuers = try parseIssuers(issuer)
-        let store = try openStore(ledger)
-        let ledger = try TokenLedger(store: store, issuers: issuers)
-        return try blocking {
-            defer { Task { await store.close() } }
-            var rows: [[String: Any]] = []
-            var start = 0
-            while start < chains.count {
-                let slice = Array(chains[start..<min(start + TokenLedger.maxBatch, chains.count)])
-                do {
-                    let results = try await ledger.deposit(slice)
-                    rows += (LedgerJSON.results(results, chain: TokenChain.self)["results"] as? [[String: Any]]) ?? []
-                } catch let error as LedgerError {
-                    throw error.shifted(by: start)
-                }
-                start += slice.count
+    /// Into the database: SQLite in this process, PostgreSQL through a keyhost-ledger child.
+    private func direct(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
+        let issuers = try LedgerIssuers.parse(issuer)
+        let connection = try TokenLedgers.open(ledger, issuers: issuers)
+        defer { connection.close() }
+        var rows: [LedgerResultRow] = []
+        var start = 0
+        while start < chains.count {
+            let slice = Array(chains[start..<min(start + TokenLedger.maxBatch, chains.count)])
+            do {
+                rows += try connection.deposit(slice).map { LedgerResultRow($0, chain: TokenChain.self) }
+            } catch let error as LedgerError {
+                throw error.shifted(by: start)
             }
-            return rows
+            start += slice.count
         }
+        return rows
     }
 
     /// `DIR/<token id>.<proof hash prefix>.khproof`: named by content, so writing it again is a no-op.
@@ -169,7 +164,10 @@ struct TokenVerifyProof: ParsableCommand {
             let id = Hex.encode(proof.token.token.id)
             let issuer = Hex.encode(proof.token.token.issuer.bytes)
             if json {
-                try printJSON(["valid": true, "token_id": id, "signer": Hex.encode(signer.compressed), "position": proof.common.count, "issuer": issuer])
+                print(Record.object([
+                    ("valid", .bool(true)), ("token_id", .string(id)), ("signer", .string(Hex.encode(signer.compressed))),
+                    ("position", .integer(Int64(proof.common.count))), ("issuer", .string(issuer)),
+                ]).json())
             } else {
                 print("valid proof: token \(id) (issuer \(issuer))")
                 print("signed twice by \(Hex.encode(signer.compressed)) at link \(proof.common.count)")

@@ -1,9 +1,11 @@
 import ArgumentParser
-import Foundation
-import KeyhostCrypto
 import KeyhostLedger
-import KeyhostLedgerServer
-import KeyhostTokens
+import KeyhostLedgerCommand
+import KeyhostRecord
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keyhost token ledger …`: the issuer's ledger of deposited tokens.
 struct TokenLedgerCommand: ParsableCommand {
@@ -14,55 +16,32 @@ struct TokenLedgerCommand: ParsableCommand {
     )
 }
 
-/// `--issuer HEX`, repeatable: the issuers a ledger serves.
-func parseIssuers(_ texts: [String]) throws -> [XOnlyPublicKey] {
-    guard !texts.isEmpty else { throw Failure.message("name the issuer(s) this ledger serves with --issuer HEX (x-only public key, 64 hex digits)") }
-    return try texts.map { text in
-        guard let bytes = try? Hex.decode(text), bytes.count == 32, let key = try? XOnlyPublicKey(bytes: bytes) else {
-            throw Failure.message("--issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(text.prefix(80).debugDescription)")
-        }
-        return key
-    }
-}
-
-/// Opens `sqlite:FILE` or `postgres://…` as a ledger store.
-func openStore(_ text: String) throws -> any LedgerStore {
-    let location = try LedgerLocation(text)
-    return try blocking { try await location.open() }
-}
-
-/// `keyhost token ledger serve`.
+/// `keyhost token ledger serve`: runs `keyhost-ledger serve` in this process's place (execve: its
+/// signals, output and exit status are the server's). keyhost itself links no HTTP server.
 struct TokenLedgerServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the ledger's HTTP service: POST /v1/deposit, GET /v1/stats, GET /v1/health.",
-        discussion: "Prints 'listening on http://HOST:PORT' once it accepts connections (PORT 0 picks a free port). Stops on SIGINT or SIGTERM."
+        abstract: LedgerServeOptions.abstract,
+        discussion: LedgerServeOptions.discussion + " The service is the program keyhost-ledger, found next to keyhost or on PATH (scripts/install installs both)."
     )
-    @Option(help: ArgumentHelp("Where to listen, HOST:PORT (e.g. 127.0.0.1:8080).", valueName: "host:port")) var listen: String
-    @Option(help: ArgumentHelp("The database: sqlite:FILE or postgres://USER@HOST:PORT/DB (password from PGPASSWORD).", valueName: "db")) var db: String
-    @Option(help: ArgumentHelp("An issuer this ledger serves: x-only public key in hex. Repeat for several.", valueName: "hex")) var issuer: [String] = []
-    @Option(help: ArgumentHelp("The largest request body in KiB.", valueName: "kib")) var maxBodyKib: Int = 4096
+    @OptionGroup var options: LedgerServeOptions
 
     func run() throws {
         try Failure.exitOnError {
-            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port),
-                  colon > listen.startIndex
-            else { throw Failure.message("--listen must be HOST:PORT (e.g. 127.0.0.1:8080), got \(listen.prefix(80).debugDescription)") }
-            guard maxBodyKib >= 1 else { throw Failure.message("--max-body-kib must be at least 1") }
-            let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            let issuers = try parseIssuers(issuer)
-            let store = try openStore(db)
-            var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))
-            server.maxBodyBytes = maxBodyKib << 10
-            let configured = server
-            let name = store.displayName
-            try blocking {
-                defer { Task { await store.close() } }
-                try await configured.run(host: host, port: port) { bound in
-                    print("listening on http://\(host):\(bound) (ledger \(name), \(issuers.count) issuer\(issuers.count == 1 ? "" : "s"))")
-                    fflush(stdout)
-                }
+            let program = try LedgerProgram.path()
+            // A password written in the URL goes to the server in PGPASSWORD, not on its command line.
+            var database = options.db
+            var password: String? = getenv("PGPASSWORD").map { String(cString: $0) }
+            if case .postgres(let location)? = try? LedgerLocation(options.db), location.password != nil {
+                database = location.display
+                password = location.password
             }
+            let arguments = [program, "serve"] + options.arguments(db: database)
+            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password).map { strdup($0) } + [nil]
+            fflush(stdout)
+            execve(program, argv, envp)
+            throw Failure.message("cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
         }
     }
 }
@@ -79,23 +58,15 @@ struct TokenLedgerStats: ParsableCommand {
             let stats: LedgerStats
             switch (db, ledger) {
             case (let db?, nil):
-                let store = try openStore(db)
-                stats = try blocking {
-                    do {
-                        let stats = try await store.stats()
-                        await store.close()
-                        return stats
-                    } catch {
-                        await store.close()
-                        throw error
-                    }
-                }
+                let connection = try TokenLedgers.open(db, issuers: [])
+                defer { connection.close() }
+                stats = try connection.stats()
             case (nil, let url?):
                 stats = try LedgerClient(url).stats()
             default:
                 throw Failure.message("give one of --db sqlite:FILE|postgres://… or --ledger http://HOST:PORT")
             }
-            if json { try printJSON(LedgerJSON.stats(stats)); return }
+            if json { print(LedgerJSON.stats(stats).json()); return }
             print("tokens deposited: \(stats.tokens)")
             print("double spends seen: \(stats.doubleSpends)")
             for unit in stats.totals.keys.sorted() {

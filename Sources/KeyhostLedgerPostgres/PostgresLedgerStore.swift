@@ -6,6 +6,7 @@
 // Deposits are applied in token-id order so two batches never wait on each other in a cycle.
 
 import Foundation
+import KeyhostLedger
 import KeyhostCrypto
 import PostgresNIO
 
@@ -201,57 +202,13 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     }
 }
 
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the password may instead come from
-/// PGPASSWORD, and is never shown.
-public struct PostgresLocation: Sendable, Equatable {
-    public var user: String
-    public var password: String?
-    public var host: String
-    public var port: Int
-    public var database: String
-
-    public init(user: String, password: String? = nil, host: String, port: Int = 5432, database: String) {
-        self.user = user
-        self.password = password
-        self.host = host
-        self.port = port
-        self.database = database
-    }
-
-    /// The URL without the password, for messages and logs.
-    public var display: String { "postgres://\(user)@\(host):\(port)/\(database)" }
-
-    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let usage = "expected postgres://USER@HOST:PORT/DATABASE"
-        guard let scheme = text.range(of: "://"), ["postgres", "postgresql"].contains(String(text[..<scheme.lowerBound])) else {
-            throw LedgerError(kind: "location", message: "not a PostgreSQL URL: \(usage)")
-        }
-        let rest = text[scheme.upperBound...]
-        guard let at = rest.lastIndex(of: "@") else { throw LedgerError(kind: "location", message: "the PostgreSQL URL names no user: \(usage)") }
-        let credentials = rest[..<at]
-        let hostPart = rest[rest.index(after: at)...]
-        if let colon = credentials.firstIndex(of: ":") {
-            user = String(credentials[..<colon])
-            password = String(credentials[credentials.index(after: colon)...]).removingPercentEncoding
-        } else {
-            user = String(credentials)
-            password = environment["PGPASSWORD"]
-        }
-        guard let slash = hostPart.firstIndex(of: "/") else { throw LedgerError(kind: "location", message: "the PostgreSQL URL names no database: \(usage)") }
-        database = String(hostPart[hostPart.index(after: slash)...])
-        let address = hostPart[..<slash]
-        if let colon = address.lastIndex(of: ":") {
-            guard let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port) else {
-                throw LedgerError(kind: "location", message: "the PostgreSQL URL's port is not a number from 1 to 65535: \(usage)")
-            }
-            self.port = port
-            host = String(address[..<colon])
-        } else {
-            port = 5432
-            host = String(address)
-        }
-        guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("?") else {
-            throw LedgerError(kind: "location", message: "the PostgreSQL URL needs a user, a host and a database, and takes no options: \(usage)")
+extension LedgerLocation {
+    /// Opens the store in this process (creating its tables when missing): what `keyhost-ledger`
+    /// does; keyhost reaches PostgreSQL through it (`TokenLedgers.open`).
+    public func open() async throws -> any LedgerStore {
+        switch self {
+        case .sqlite(let path): return try SQLiteLedgerStore(path: path)
+        case .postgres(let location): return try await PostgresLedgerStore(location: location)
         }
     }
 }

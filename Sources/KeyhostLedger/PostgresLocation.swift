@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the password may instead come from
+/// PGPASSWORD, and is never shown.
+///
+/// Parsed here, without a database driver: keyhost reads the URL to give good errors and hands
+/// the database to the `keyhost-ledger` program (`LedgerProcess`), the only one that links PostgreSQL.
+public struct PostgresLocation: Sendable, Equatable {
+    public var user: String
+    public var password: String?
+    public var host: String
+    public var port: Int
+    public var database: String
+
+    public init(user: String, password: String? = nil, host: String, port: Int = 5432, database: String) {
+        self.user = user
+        self.password = password
+        self.host = host
+        self.port = port
+        self.database = database
+    }
+
+    /// The URL without the password, for messages and logs.
+    public var display: String { "postgres://\(user)@\(host):\(port)/\(database)" }
+
+    /// `environment` stands in for the process's own (PGPASSWORD) when given.
+    public init(url text: String, environment: [String: String]? = nil) throws {
+        let usage = "expected postgres://USER@HOST:PORT/DATABASE"
+        let rest: Substring
+        if text.hasPrefix("postgres://") {
+            rest = text.dropFirst("postgres://".count)
+        } else if text.hasPrefix("postgresql://") {
+            rest = text.dropFirst("postgresql://".count)
+        } else {
+            throw LedgerError(kind: "location", message: "not a PostgreSQL URL: \(usage)")
+        }
+        guard let at = rest.lastIndex(of: "@") else { throw LedgerError(kind: "location", message: "the PostgreSQL URL names no user: \(usage)") }
+        let credentials = rest[..<at]
+        let hostPart = rest[rest.index(after: at)...]
+        if let colon = credentials.firstIndex(of: ":") {
+            user = String(credentials[..<colon])
+            password = Self.percentDecoded(credentials[credentials.index(after: colon)...])
+        } else {
+            user = String(credentials)
+            if let environment {
+                password = environment["PGPASSWORD"]
+            } else {
+                password = getenv("PGPASSWORD").map { String(cString: $0) }
+            }
+        }
+        guard let slash = hostPart.firstIndex(of: "/") else { throw LedgerError(kind: "location", message: "the PostgreSQL URL names no database: \(usage)") }
+        database = String(hostPart[hostPart.index(after: slash)...])
+        let address = hostPart[..<slash]
+        if let colon = address.lastIndex(of: ":") {
+            guard let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port) else {
+                throw LedgerError(kind: "location", message: "the PostgreSQL URL's port is not a number from 1 to 65535: \(usage)")
+            }
+            self.port = port
+            host = String(address[..<colon])
+        } else {
+            port = 5432
+            host = String(address)
+        }
+        guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("?") else {
+            throw LedgerError(kind: "location", message: "the PostgreSQL URL needs a user, a host and a database, and takes no options: \(usage)")
+        }
+    }
+
+    /// `%XX` escapes decoded; nil when an escape is malformed or the result is not UTF-8.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(Self.hexDigit), let low = iterator.next().flatMap(Self.hexDigit) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return Array(text.utf8) == bytes ? text : nil
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import KeyhostCrypto
+import KeyhostTokens
+
+/// An issuer's ledger as keyhost's CLI and Lua use it, opened on its database: a SQLite file is
+/// verified and recorded in this process; a PostgreSQL database in a `keyhost-ledger` child
+/// (`LedgerProcess`), so that keyhost itself links no PostgreSQL driver, no NIO and no Foundation
+/// for it. Both answer with the same results and the same `LedgerError` kinds.
+///
+/// Calls block the calling thread; one thread at a time.
+public protocol TokenLedgerConnection: AnyObject {
+    /// Where the ledger is, for messages (never with a password).
+    var displayName: String { get }
+    /// How many issuers the ledger serves (0: opened for `stats` only).
+    var issuerCount: Int { get }
+    /// Verifies every chain, then records them all in one transaction (at most `TokenLedger.maxBatch`).
+    func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>]
+    func stats() throws -> LedgerStats
+    /// Releases the database (and ends the child); later calls fail. Calling it again does nothing.
+    func close()
+}
+
+public enum TokenLedgers {
+    /// Opens `sqlite:FILE` or `postgres://…` (creating the tables when missing). With no issuers
+    /// the ledger only answers `stats`.
+    public static func open(_ text: String, issuers: [XOnlyPublicKey]) throws -> any TokenLedgerConnection {
+        switch try LedgerLocation(text) {
+        case .sqlite(let path):
+            return try LocalTokenLedger(store: try SQLiteLedgerStore(path: path), issuers: issuers)
+        case .postgres(let location):
+            return try LedgerProcess(location: location, issuers: issuers)
+        }
+    }
+
+    /// The error for a deposit into a ledger opened without issuers (as `Ledger.init` says it).
+    static let noIssuers = LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
+}
+
+/// A ledger in this process, over any store.
+public final class LocalTokenLedger: TokenLedgerConnection {
+    private var store: (any LedgerStore)?
+    private let ledger: TokenLedger?
+    public let displayName: String
+    public let issuerCount: Int
+
+    public init(store: any LedgerStore, issuers: [XOnlyPublicKey]) throws {
+        self.store = store
+        ledger = issuers.isEmpty ? nil : try TokenLedger(store: store, issuers: issuers)
+        displayName = store.displayName
+        issuerCount = issuers.count
+    }
+
+    deinit { close() }
+
+    private func open() throws -> any LedgerStore {
+        guard let store else { throw LedgerError(kind: "store", message: "\(displayName): the ledger is closed") }
+        return store
+    }
+
+    public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
+        _ = try open()
+        guard let ledger else { throw TokenLedgers.noIssuers }
+        return try blocking { try await ledger.deposit(chains) }
+    }
+
+    public func stats() throws -> LedgerStats {
+        let store = try open()
+        return try blocking { try await store.stats() }
+    }
+
+    public func close() {
+        guard let store else { return }
+        self.store = nil
+        _ = try? blocking { await store.close() }
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// The options of `keyhost token ledger serve`, which are those of `keyhost-ledger serve`: keyhost
+/// describes them (help, man pages, completions) and passes them on when it execs the server.
+public struct LedgerServeOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Where to listen, HOST:PORT (e.g. 127.0.0.1:8080).", valueName: "host:port")) public var listen: String
+    @Option(help: ArgumentHelp("The database: sqlite:FILE or postgres://USER@HOST:PORT/DB (password from PGPASSWORD).", valueName: "db")) public var db: String
+    @Option(help: ArgumentHelp("An issuer this ledger serves: x-only public key in hex. Repeat for several.", valueName: "hex")) public var issuer: [String] = []
+    @Option(help: ArgumentHelp("The largest request body in KiB.", valueName: "kib")) public var maxBodyKib: Int = 4096
+
+    public init() {}
+
+    /// The same options as command-line arguments, with `db` in place of the database given.
+    public func arguments(db: String) -> [String] {
+        ["--listen", listen, "--db", db, "--max-body-kib", String(maxBodyKib)] + issuer.flatMap { ["--issuer", $0] }
+    }
+
+    public static let abstract = "Run the ledger's HTTP service: POST /v1/deposit, GET /v1/stats, GET /v1/health."
+    public static let discussion = "Prints 'listening on http://HOST:PORT' once it accepts connections (PORT 0 picks a free port). Stops on SIGINT or SIGTERM."
+}

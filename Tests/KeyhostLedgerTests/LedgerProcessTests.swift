@@ -1,0 +1,230 @@
+import Foundation
+import KeyhostCrypto
+import KeyhostLedger
+import KeyhostTokens
+import Testing
+
+/// keyhost reaches PostgreSQL through a `keyhost-ledger pipe` child (LedgerProcess): from Lua, from
+/// the CLI and in process; what happens when the child or keyhost dies; what a missing
+/// keyhost-ledger says.
+@Suite(.serialized) struct LedgerProcessTests {
+    static let issuerHex = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+
+    static func url(_ pg: PostgresHarness, _ db: PostgresLocation, password: String? = nil) -> String {
+        "postgres://keyhost\(password.map { ":" + $0 } ?? "")@127.0.0.1:\(pg.port)/\(db.database)"
+    }
+
+    /// `keyhost -e SCRIPT`: its status and output (stdout and stderr together).
+    static func lua(_ script: String, keyhost: String = Child.keyhost, environment: [String]? = nil) throws -> (Int32, String) {
+        let child = try Child(keyhost, ["-e", script], environment: environment)
+        return (child.wait(), child.output)
+    }
+
+    /// The pids of `parent`'s children running keyhost-ledger.
+    static func ledgerChildren(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && Int32(fields[1]) == parent && stat.contains("(keyhost-ledger)")
+        }
+    }
+
+    /// Running (not gone, not a zombie nobody reaped).
+    static func alive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].hasPrefix(" Z")
+    }
+
+    @Test func luaDepositsStatsAndDoubleSpendThroughTheChild() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let token = try Fixtures.token(value: 250)
+        let first = try Fixtures.deposit(token, via: 2), other = try Fixtures.deposit(token, via: 3)
+        let undeposited = try Fixtures.pass(TokenChain(token: try Fixtures.token()), from: 0, to: Fixtures.keys[1].publicKey)
+        let script = """
+            local token = require "keyhost.token"
+            local hex = require "keyhost.hex"
+            local ledger <close> = token.ledger.open("\(Self.url(pg, db))", { issuers = { "\(Self.issuerHex)" } })
+            print("location", ledger:location(), tostring(ledger))
+            print("first", ledger:deposit({ "\(first.armored)" })[1].result)
+            print("again", ledger:deposit("\(first.armored)")[1].result)
+            local row = ledger:deposit("\(other.armored)")[1]
+            print("double", row.result, hex.encode(row.key), row.proof:sub(1, 9), hex.encode(row.token_id))
+            local s = ledger:stats()
+            print("stats", s.tokens, s.double_spends, s.totals["EUR-cent"], s.tokens_by_unit["EUR-cent"])
+            local ok, err = pcall(ledger.deposit, ledger, { "\(first.armored)", "\(undeposited.armored)" })
+            print("refused", ok, err.kind, tostring(err):find("chain 1: ", 1, true) ~= nil)
+            ledger:close()
+            print("closed", pcall(ledger.stats, ledger))
+            """
+        let (status, output) = try Self.lua(script)
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        let display = "postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)"
+        #expect(lines.first == "location\t\(display)\tkeyhost.token.ledger(\(display), 1 issuer)", "\(output)")
+        #expect(lines.contains("first\taccepted") && lines.contains("again\talready_deposited"), "\(output)")
+        #expect(lines.contains("double\tdouble_spend\t\(Hex.encode(Fixtures.keys[1].publicKey.compressed))\tkhproof1:\t\(Hex.encode(token.token.id))"), "\(output)")
+        #expect(lines.contains("stats\t1\t1\t250\t1"), "\(output)")
+        #expect(lines.contains("refused\tfalse\tnot_deposit\ttrue"), "\(output)")
+        #expect(lines.last?.hasPrefix("closed\tfalse\t") == true && output.contains("closed"), "\(output)")
+        #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "1")
+        #expect(try pg.query(db, "SELECT count(*) FROM double_spends") == "1")
+    }
+
+    /// `keyhost token deposit --ledger postgres://…` and `ledger stats --db postgres://…`: the same
+    /// answers as with SQLite, and an error batch renumbered past the first thousand chains.
+    @Test func cliDepositAndStatsThroughTheChild() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let url = Self.url(pg, db)
+        let token = try Fixtures.token(value: 9)
+        let id = Hex.encode(token.token.id)
+        let first = try temporaryFile(try Fixtures.deposit(token, via: 2).armored + "\n" + Fixtures.deposit(try Fixtures.token(value: 1)).armored + "\n")
+        let second = try temporaryFile(try Fixtures.deposit(token, via: 3).armored + "\n")
+
+        let c1 = try Child(Child.keyhost, ["token", "deposit", first, "--ledger", url, "--issuer", Self.issuerHex])
+        #expect(c1.wait() == 0 && c1.output.hasPrefix("\(id)  accepted\n") && c1.output.split(separator: "\n").count == 2, "\(c1.output)")
+        let c2 = try Child(Child.keyhost, ["token", "deposit", second, "--ledger", url, "--issuer", Self.issuerHex, "--json"])
+        #expect(c2.wait() == 1, "\(c2.output)")
+        let json = try JSONSerialization.jsonObject(with: Data(c2.output.utf8)) as? [String: Any]
+        let row = try #require((json?["results"] as? [[String: Any]])?.first)
+        #expect(row["result"] as? String == "double_spend" && row["signer"] as? String == Hex.encode(Fixtures.keys[1].publicKey.compressed))
+
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", url])
+        #expect(stats.wait() == 0 && stats.output == "tokens deposited: 2\ndouble spends seen: 1\n  EUR-cent: 10 in 2 tokens\n", "\(stats.output)")
+
+        // 1001 chains go in two batches; the bad one in the second is named by its place in the file.
+        let many = try (0..<1000).map { _ in try Fixtures.deposit(try Fixtures.token()).armored }
+        let bad = try Fixtures.pass(TokenChain(token: try Fixtures.token()), from: 0, to: Fixtures.keys[1].publicKey).armored
+        let file = try temporaryFile((many + [bad]).joined(separator: "\n") + "\n")
+        let c3 = try Child(Child.keyhost, ["token", "deposit", file, "--ledger", url, "--issuer", Self.issuerHex])
+        #expect(c3.wait() == 1 && c3.output.contains("keyhost: chain 1000: token ") && c3.output.contains("not a deposit"), "\(c3.output.suffix(500))")
+
+        // A database that does not exist: the child's store error (after its 15 s connect limit), without the password.
+        let missing = "postgres://keyhost:hunter22@127.0.0.1:\(pg.port)/no_such_db"
+        let c4 = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", missing])
+        #expect(c4.wait() == 1 && c4.output.contains("postgres://keyhost@127.0.0.1:\(pg.port)/no_such_db") && c4.output.contains("no_such_db: cannot connect within 15 s"), "\(c4.output)")
+        #expect(!c4.output.contains("hunter22"))
+    }
+
+    /// The password in the URL goes to the child in PGPASSWORD, not on its command line.
+    @Test func passwordGoesInTheEnvironmentNotArgv() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db, password: "pa%3Ass")), issuers: [Fixtures.issuer.publicKey.xOnly])
+        defer { ledger.close() }
+        let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(ledger.pid)/cmdline")), as: UTF8.self)
+        #expect(cmdline.contains("keyhost-ledger\0pipe\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--issuer\0\(Self.issuerHex)"), "\(cmdline)")
+        #expect(!cmdline.contains("pa"))
+        let environment = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(ledger.pid)/environ")), as: UTF8.self)
+        #expect(environment.split(separator: "\0").contains("PGPASSWORD=pa:ss"))
+        #expect(try ledger.stats().tokens == 0)
+    }
+
+    /// A child killed mid-session: the next call is a store error saying how it ended, at once, and
+    /// so is every call after it; close does not hang.
+    @Test func killedChildIsAClearErrorNotAHang() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db)), issuers: [Fixtures.issuer.publicKey.xOnly])
+        #expect(try ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
+        kill(ledger.pid, SIGKILL)
+        let start = Date()
+        for _ in 0..<2 {
+            #expect {
+                _ = try ledger.deposit([try Fixtures.deposit(try Fixtures.token())])
+            } throws: { error in
+                guard let error = error as? LedgerError else { return false }
+                return error.kind == "store" && error.message.contains("keyhost-ledger (pid \(ledger.pid)) was killed by signal 9 (SIGKILL) while depositing")
+                    && error.message.contains("send it again")
+            }
+        }
+        #expect(throws: LedgerError.self) { try ledger.stats() }
+        ledger.close()
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(!Self.alive(ledger.pid))
+    }
+
+    /// Ctrl-C in a terminal reaches keyhost's whole process group: the child ignores it, so a
+    /// ledger opened at the REPL survives a Ctrl-C at the prompt.
+    @Test func childIgnoresSIGINT() throws {
+        let pg = try PostgresHarness.get()
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, try pg.newDatabase())), issuers: [Fixtures.issuer.publicKey.xOnly])
+        defer { ledger.close() }
+        kill(ledger.pid, SIGINT)
+        usleep(100_000)
+        #expect(Self.alive(ledger.pid))
+        #expect(try ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
+    }
+
+    /// keyhost killed with SIGKILL while it holds a PostgreSQL ledger: its child goes too.
+    @Test func childDiesWithKeyhost() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let script = """
+            local token = require "keyhost.token"
+            local ledger = token.ledger.open("\(Self.url(pg, db))", { issuers = { "\(Self.issuerHex)" } })
+            print("open", ledger:stats().tokens)
+            io.stdout:flush()
+            local t = os.time()
+            while os.time() - t < 60 do end
+            """
+        let keyhost = try Child(Child.keyhost, ["-e", script])
+        var children: [pid_t] = []
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !keyhost.output.contains("open\t0") { usleep(20_000) }
+        children = Self.ledgerChildren(of: keyhost.pid)
+        try #require(keyhost.output.contains("open\t0") && children.count == 1, "\(keyhost.output) \(children)")
+        keyhost.kill(SIGKILL)
+        keyhost.wait()
+        let gone = Date().addingTimeInterval(5)
+        while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
+        #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost")
+    }
+
+    /// A keyhost without keyhost-ledger beside it or on PATH: `serve` and a postgres:// ledger say
+    /// what is missing and how to get it; SQLite still works in process.
+    @Test func missingKeyhostLedgerIsAClearError() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lonely-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let lonely = folder + "/keyhost"
+        try FileManager.default.copyItem(atPath: Child.keyhost, toPath: lonely)
+        let environment = ["PATH=/usr/bin:/bin", "HOME=\(folder)"]
+
+        let serve = try Child(lonely, ["token", "ledger", "serve", "--listen", "127.0.0.1:0", "--db", "sqlite:\(folder)/l.db", "--issuer", Self.issuerHex],
+                              environment: environment)
+        #expect(serve.wait() == 1)
+        #expect(serve.output.hasPrefix("keyhost: the ledger program keyhost-ledger is not installed: not next to this keyhost (\(folder)) nor on PATH"), "\(serve.output)")
+        #expect(serve.output.contains("scripts/install") && serve.output.contains("swift build --product keyhost-ledger"))
+
+        let (status, output) = try Self.lua("""
+            local token = require "keyhost.token"
+            local ok, err = pcall(token.ledger.open, "postgres://keyhost@127.0.0.1:1/x", { issuers = { "\(Self.issuerHex)" } })
+            print(ok, err.kind, err.message)
+            local sqlite <close> = token.ledger.open("sqlite:\(folder)/lua.db", { issuers = { "\(Self.issuerHex)" } })
+            print("sqlite", sqlite:stats().tokens)
+            """, keyhost: lonely, environment: environment)
+        #expect(status == 0, "\(output)")
+        #expect(output.hasPrefix("false\tstore\tthe ledger program keyhost-ledger is not installed"), "\(output)")
+        #expect(output.hasSuffix("sqlite\t0\n"), "\(output)")
+    }
+
+    /// `keyhost token ledger serve` becomes keyhost-ledger (same pid, execve) and the URL's password is not on its command line.
+    @Test func serveExecsKeyhostLedger() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let (server, address) = try Child.ledgerServer(db: Self.url(pg, db, password: "sekrit"), issuers: [Self.issuerHex])
+        defer { server.kill(SIGTERM); server.wait() }
+        let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.pid)/cmdline")), as: UTF8.self)
+        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
+        #expect(!cmdline.contains("sekrit"))
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])
+        #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")
+        // SIGTERM reaches the server itself: it stops cleanly.
+        server.kill(SIGTERM)
+        #expect(server.wait() == 0)
+    }
+}
