@@ -95,6 +95,7 @@ let package = Package(
             // runtime's start-up dladdr() then scans them all and each run pays about 0.5 ms.
             // Nothing looks keyhost's symbols up dynamically, so they stay local (release builds only;
             // tests link this module into their own bundle and keep the defaults).
+            swiftSettings: onlyImportedMembers,
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))],
             plugins: ["BuildInfo"]
         ),
