@@ -78,6 +78,8 @@ struct JSONOutputTests {
     @Test("The shapes keyhost prints: empty containers, nested objects, optionals as null")
     func knownShapes() throws {
         let missing: String? = nil
+        #expect(try PrettyJSON.render([Int8(-8), Int16(-16), Int32(-32), UInt8(8), UInt16(16), UInt32(32), UInt(7), Float(0.5)]) ==
+                "[\n  -8,\n  -16,\n  -32,\n  8,\n  16,\n  32,\n  7,\n  0.5\n]")
         #expect(try PrettyJSON.render(["a": [Any](), "b": [String: Any](), "c": [1, [2]]]) == "{\n  \"a\" : [\n\n  ],\n  \"b\" : {\n\n  },\n  \"c\" : [\n    1,\n    [\n      2\n    ]\n  ]\n}")
         #expect(try PrettyJSON.render(["pin_retries": JSONNull(), "pin": missing as Any, "path": "m/84'/0'"]) ==
                 "{\n  \"path\" : \"m/84'/0'\",\n  \"pin\" : null,\n  \"pin_retries\" : null\n}")
