@@ -1,6 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// A file sees extension members only from modules it imports itself. Without this, a dependency that imports
+/// Foundation (GRDB, PostgresNIO) makes Foundation's String methods resolve in files that never import it,
+/// and the static keyhost then links Foundation and its ICU data (32 MiB) for a `contains`.
+let onlyImportedMembers: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 /// A system library found through pkg-config and installed from Debian.
 func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
@@ -91,7 +96,7 @@ let package = Package(
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
             "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard",
-        ]),
+        ], swiftSettings: onlyImportedMembers),
 
         .executableTarget(
             name: "keyhost",
@@ -106,6 +111,7 @@ let package = Package(
             // runtime's start-up dladdr() then scans them all and each run pays about 0.5 ms.
             // Nothing looks keyhost's symbols up dynamically, so they stay local (release builds only;
             // tests link this module into their own bundle and keep the defaults).
+            swiftSettings: onlyImportedMembers,
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))],
             plugins: ["BuildInfo"]
         ),

@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery

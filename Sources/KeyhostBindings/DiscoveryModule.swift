@@ -1,4 +1,4 @@
-import Foundation
+import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery
 import LuaRuntime

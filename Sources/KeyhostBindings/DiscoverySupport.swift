@@ -1,4 +1,9 @@
+// ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCrypto
 import KeyhostDiscovery
 
@@ -38,7 +43,7 @@ public enum DiscoverySetup {
     /// The scheme the options describe. Conflicting options (a purpose and a template, a purpose and a kind that
     /// disagree) are refused rather than one silently winning.
     public static func scheme(_ request: SchemeRequest) throws -> DiscoveryScheme {
-        let named = request.scheme.map { $0.lowercased().replacingOccurrences(of: "-", with: "_") }
+        let named = request.scheme.map { $0.lowercased().replacing("-", with: "_") }
         if let named, !schemeNames.contains(named) {
             throw DiscoverySetupError("unknown scheme \"\(request.scheme!)\"; use one of \(schemeNames.joined(separator: ", ")), "
                 + "or a template with kind")

@@ -35,7 +35,8 @@ public enum Hex {
         return out
     }
 
-    static func nibble(_ c: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case).
+    public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10

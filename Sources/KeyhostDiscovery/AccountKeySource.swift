@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCrypto
 
 /// Where the engine gets the extended public keys it derives addresses from.
@@ -31,7 +30,7 @@ public struct ExtendedPublicKeySource: AccountKeySource {
     /// Parses an extended public key. A private one (by its decoded version, whatever its prefix text) is
     /// refused without echoing it: this source is for keys that can be shown and stored.
     public init(_ extendedKey: String) throws {
-        let trimmed = extendedKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = extendedKey.trimmingWhitespaceAndNewlines()
         if HDNode.isExtendedPrivateKey(trimmed) == true {
             throw DiscoveryError.invalidOption(name: "xpub", detail: "it is an extended private key (a secret); give the account's "
                 + "extended public key (node:xpub()), or the seed or mnemonic")
@@ -122,7 +121,7 @@ public final class CardKeySource: AccountKeySource {
         }
         let node: HDNode
         do {
-            node = try HDNode(extendedKey: text.trimmingCharacters(in: .whitespacesAndNewlines)).neutered()
+            node = try HDNode(extendedKey: text.trimmingWhitespaceAndNewlines()).neutered()
         } catch {
             throw DiscoveryError.keySourceFailed(path: path.description, underlying: "the exported key does not parse: \(error)")
         }

@@ -1,5 +1,13 @@
+// Codable JSON, Data, Date and FileManager from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The parameters a checkpoint belongs to. Resuming with others would mix the answers of two different jobs,
 /// so any difference is refused.
@@ -76,7 +84,7 @@ public final class DiscoveryCheckpoint {
         } catch let error as DecodingError {
             throw DiscoveryError.checkpoint(path: path, detail: "is not a keyhost discovery checkpoint (\(Self.describe(error)))")
         } catch {
-            throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error.localizedDescription)")
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error)")
         }
         guard file.format == Self.format, file.version == 1 else {
             throw DiscoveryError.checkpoint(path: path, detail: "has format \(file.format) version \(file.version); expected \(Self.format) version 1")

@@ -1,4 +1,9 @@
+// Date from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCrypto
 
 /// BIP44 account discovery: for each account, scan the receive chain and the change chain until each has
@@ -161,7 +166,7 @@ public final class DiscoveryEngine {
         currentAccount = account
         let template = scheme.template
         let number = account ?? 0
-        let keyPathText = template.keyPerIndex ? template.keyPathPattern.replacingOccurrences(of: "{account}", with: String(number))
+        let keyPathText = template.keyPerIndex ? template.keyPathPattern.replacing("{account}", with: String(number))
             : try template.keyPath(account: number).description
         var xpub: String?
         if !template.keyPerIndex && !template.keyPerChain {

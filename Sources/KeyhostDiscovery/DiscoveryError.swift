@@ -1,5 +1,3 @@
-import Foundation
-
 /// Why a discovery job cannot start, go on, or resume. Every case carries what a user needs to fix it
 /// (the parameter, the path, the URL, the address), because a discovery job is often a recovery job run
 /// by someone who cannot read the code.
@@ -95,8 +93,4 @@ public enum DiscoveryError: Error, Equatable, CustomStringConvertible {
                 + "rerun with the same parameters, or use another checkpoint file"
         }
     }
-}
-
-extension DiscoveryError: LocalizedError {
-    public var errorDescription: String? { description }
 }

@@ -1,4 +1,10 @@
+// URL and Data from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import KeyhostRecord
 
 /// Usage from any Ethereum JSON-RPC node: batched JSON-RPC 2.0 calls of `eth_getTransactionCount` and
 /// `eth_getBalance` at `latest` for each address; used iff nonce > 0 or balance > 0.
@@ -34,33 +40,34 @@ public final class EthereumRPCUsageSource: UsageSource {
 
     private func check(_ addresses: [String]) throws -> [Bool] {
         // Ids: 2i for the nonce of address i, 2i+1 for its balance; answers may come in any order.
-        var calls = [[String: Any]]()
+        var calls = [JSONValue]()
         for (i, address) in addresses.enumerated() {
             for (m, method) in Self.methods.enumerated() {
-                calls.append(["jsonrpc": "2.0", "id": 2 * i + m, "method": method, "params": [address, "latest"]])
+                calls.append(.object([.init("jsonrpc", .string("2.0")), .init("id", .number(String(2 * i + m))), .init("method", .string(method)),
+                                      .init("params", .array([.string(address), .string("latest")]))]))
             }
         }
-        let body = try JSONSerialization.data(withJSONObject: calls)
+        let body = Data(JSONValue.array(calls).rendered.utf8)
         let display = url.absoluteString
         let subject = addresses.count == 1 ? addresses[0] : "\(addresses[0]) and \(addresses.count - 1) more"
         let request = HTTPRequest(url: url, method: "POST", body: body, contentType: "application/json", displayURL: display, subject: subject)
         return try client.fetch(request) { response in
             let json = try parseJSON(response, url: display, address: subject)
-            guard let items = json as? [Any] else {
+            guard let items = json.arrayValue else {
                 // Nodes without batch support, or rate limiting the whole batch, answer one error object.
-                if let object = json as? [String: Any], let error = object["error"] {
+                if case .object = json, let error = json["error"] {
                     let detail = Self.describe(error)
                     if Self.isRateLimit(error) { throw RetryableFailure(detail: detail) }
                     throw DiscoveryError.serviceError(url: display, address: subject, detail: "the batch was refused: \(detail)")
                 }
                 throw DiscoveryError.malformedResponse(url: display, address: subject, detail: "expected a JSON-RPC batch (array), got \(response.snippet)")
             }
-            var byID = [Int: [String: Any]]()
+            var byID = [Int: JSONValue]()
             for item in items {
-                guard let object = item as? [String: Any], let id = Self.intID(object["id"]) else {
-                    throw DiscoveryError.malformedResponse(url: display, address: subject, detail: "a batch item has no numeric id: \(item)")
+                guard case .object = item, let id = Self.intID(item["id"]) else {
+                    throw DiscoveryError.malformedResponse(url: display, address: subject, detail: "a batch item has no numeric id: \(item.plainText)")
                 }
-                byID[id] = object
+                byID[id] = item
             }
             var flags = [Bool]()
             for (i, address) in addresses.enumerated() {
@@ -69,13 +76,13 @@ public final class EthereumRPCUsageSource: UsageSource {
                     guard let object = byID[2 * i + m] else {
                         throw DiscoveryError.malformedResponse(url: display, address: address, detail: "no answer to \(method) (id \(2 * i + m))")
                     }
-                    if let error = object["error"], !(error is NSNull) {
+                    if let error = object["error"], error != .null {
                         if Self.isRateLimit(error) { throw RetryableFailure(detail: "\(method): \(Self.describe(error))") }
                         throw DiscoveryError.serviceError(url: display, address: address, detail: "\(method): \(Self.describe(error))")
                     }
-                    guard let result = object["result"] as? String, let nonZero = Self.isNonZeroQuantity(result) else {
+                    guard let result = object["result"]?.stringValue, let nonZero = Self.isNonZeroQuantity(result) else {
                         throw DiscoveryError.malformedResponse(url: display, address: address,
-                                                               detail: "\(method) result is not a hex quantity: \(object["result"] ?? "missing")")
+                                                               detail: "\(method) result is not a hex quantity: \(object["result"]?.plainText ?? "missing")")
                     }
                     used = used || nonZero
                 }
@@ -85,9 +92,9 @@ public final class EthereumRPCUsageSource: UsageSource {
         }
     }
 
-    static func intID(_ value: Any?) -> Int? {
-        if let number = value as? NSNumber { return number.intValue }
-        if let text = value as? String { return Int(text) }
+    static func intID(_ value: JSONValue?) -> Int? {
+        if let number = value?.integerValue { return number }
+        if let text = value?.stringValue { return Int(text) }
         return nil
     }
 
@@ -99,17 +106,16 @@ public final class EthereumRPCUsageSource: UsageSource {
         return digits.contains { $0 != "0" }
     }
 
-    static func describe(_ error: Any) -> String {
-        guard let object = error as? [String: Any] else { return "\(error)" }
-        let code = (object["code"] as? NSNumber).map { "\($0.intValue) " } ?? ""
-        return code + ((object["message"] as? String) ?? "\(object)")
+    static func describe(_ error: JSONValue) -> String {
+        guard case .object = error else { return error.plainText }
+        let code = error["code"]?.integerValue.map { "\($0) " } ?? ""
+        return code + (error["message"]?.stringValue ?? error.rendered)
     }
 
     /// -32005 is the de-facto "limit exceeded" code (EIP-1474); providers also say it in words.
-    static func isRateLimit(_ error: Any) -> Bool {
-        let object = error as? [String: Any]
-        if (object?["code"] as? NSNumber)?.intValue == -32005 { return true }
-        let message = ((object?["message"] as? String) ?? "\(error)").lowercased()
+    static func isRateLimit(_ error: JSONValue) -> Bool {
+        if error["code"]?.integerValue == -32005 { return true }
+        let message = (error["message"]?.stringValue ?? error.plainText).lowercased()
         return message.contains("rate limit") || message.contains("too many requests") || message.contains("limit exceeded")
     }
 }

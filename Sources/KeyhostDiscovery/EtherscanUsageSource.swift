@@ -1,4 +1,9 @@
+// URL, URLComponents and ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Usage from an Etherscan-compatible API (Etherscan and its clones for other EVM chains, Blockscout's
 /// compatibility API): `?module=account&action=txlist&address=…&page=1&offset=1&apikey=…`.
@@ -50,13 +55,13 @@ public final class EtherscanUsageSource: UsageSource {
         let request = HTTPRequest(url: requestURL, displayURL: display, subject: address)
         return try client.fetch(request) { response in
             let json = try parseJSON(response, url: display, address: address)
-            guard let object = json as? [String: Any], let status = object["status"] as? String else {
+            guard case .object = json, let status = json["status"]?.stringValue else {
                 throw DiscoveryError.malformedResponse(url: display, address: address, detail: "expected an object with a \"status\", got \(response.snippet)")
             }
-            let message = object["message"] as? String ?? ""
-            let result = object["result"]
+            let message = json["message"]?.stringValue ?? ""
+            let result = json["result"]
             if status == "1" {
-                guard let list = result as? [Any] else {
+                guard let list = result?.arrayValue else {
                     throw DiscoveryError.malformedResponse(url: display, address: address, detail: "status 1 without a result list: \(response.snippet)")
                 }
                 return !list.isEmpty
@@ -64,8 +69,8 @@ public final class EtherscanUsageSource: UsageSource {
             guard status == "0" else {
                 throw DiscoveryError.malformedResponse(url: display, address: address, detail: "unknown status \"\(status)\"")
             }
-            if message.lowercased().hasPrefix("no transactions found"), (result as? [Any])?.isEmpty ?? true { return false }
-            let detail = [message, result as? String ?? ""].filter { !$0.isEmpty }.joined(separator: ": ")
+            if message.lowercased().hasPrefix("no transactions found"), result?.arrayValue?.isEmpty ?? true { return false }
+            let detail = [message, result?.stringValue ?? ""].filter { !$0.isEmpty }.joined(separator: ": ")
             let lower = detail.lowercased()
             if lower.contains("rate limit") || lower.contains("too many") || lower.contains("max calls per sec") {
                 throw RetryableFailure(detail: detail)

@@ -1,4 +1,15 @@
+// URL, Data and Date from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+import KeyhostCrypto
+import KeyhostRecord
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// HTTP behaviour shared by the remote usage sources.
 public struct HTTPOptions: Sendable {
@@ -17,7 +28,7 @@ public struct HTTPOptions: Sendable {
     /// A PEM file of extra certificate authorities trusted for https, besides the system's.
     public var caFile: String?
     /// How to wait before a retry; tests record the delays instead of sleeping.
-    public var sleep: @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    public var sleep: @Sendable (Double) -> Void = { sleepSeconds($0) }
 
     public init(maxConcurrentRequests: Int = 4, timeout: Double = 30, maxRetries: Int = 5, initialBackoff: Double = 0.5,
                 maxBackoff: Double = 60, sleep: (@Sendable (Double) -> Void)? = nil) {
@@ -56,12 +67,12 @@ struct HTTPResponse {
     var body: Data
 
     func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { sameHeaderName($0.key, name) }?.value
     }
 
     /// The start of the body, for error messages.
     var snippet: String {
-        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingWhitespaceAndNewlines()
         return body.count > 200 ? text + "…" : text
     }
 }
@@ -78,7 +89,8 @@ final class HTTPClient {
     let options: HTTPOptions
     /// The TLS configuration, made on the first https request (loading the trust store costs a few ms).
     private var tlsContext: TLSContext?
-    private let tlsLock = NSLock()
+    /// A serial queue is the lock (as in KeyhostCrypto's BatchAddresses): NSLock would need Foundation.
+    private let tlsLock = DispatchQueue(label: "keyhost.discovery.tls")
 
     init(options: HTTPOptions) throws {
         try options.validate()
@@ -86,12 +98,12 @@ final class HTTPClient {
     }
 
     private func tls() throws -> TLSContext {
-        tlsLock.lock()
-        defer { tlsLock.unlock() }
-        if let tlsContext { return tlsContext }
-        let context = try TLSContext(caFile: options.caFile)
-        tlsContext = context
-        return context
+        try tlsLock.sync {
+            if let tlsContext { return tlsContext }
+            let context = try TLSContext(caFile: options.caFile)
+            tlsContext = context
+            return context
+        }
     }
 
     /// Sends `request`, retrying on 429, 5xx, transport failures and `RetryableFailure` from `parse`;
@@ -136,10 +148,8 @@ final class HTTPClient {
         // Dedicated threads, not the GCD pool: these block on sockets for whole requests, and blocked GCD
         // workers would starve other work queued on the pool.
         let workers = min(options.maxConcurrentRequests, items.count)
-        let finished = DispatchSemaphore(value: 0)
-        for _ in 0..<workers {
-            Thread {
-                defer { finished.signal() }
+        let threads = (0..<workers).map { _ in
+            startThread {
                 let (items, body) = work.value
                 while true {
                     let index: Int? = state.locked { s in
@@ -157,9 +167,9 @@ final class HTTPClient {
                         }
                     }
                 }
-            }.start()
+            }
         }
-        for _ in 0..<workers { finished.wait() }
+        threads.forEach { $0.join() }
         if let failure = state.failure { throw failure.error }
         return state.results.map { $0! }
     }
@@ -180,31 +190,23 @@ final class HTTPClient {
 
     /// Seconds to wait from a Retry-After value: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
     static func retryAfter(_ value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingWhitespace()
         if let seconds = Double(trimmed), seconds >= 0 { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        // IMF-fixdate, then the two obsolete forms servers may still send.
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed) { return max(0, date.timeIntervalSince(now)) }
-        }
-        return nil
+        guard let time = HTTPDate.parse(trimmed) else { return nil }
+        return max(0, Date(timeIntervalSince1970: Double(time)).timeIntervalSince(now))
     }
 }
 
 /// The shared state of `HTTPClient.map`.
 private final class MapState<R>: @unchecked Sendable {
-    let lock = NSLock()
+    /// A serial queue is the lock, as for the TLS context.
+    private let queue = DispatchQueue(label: "keyhost.discovery.map")
     var results: [R?]
     var next = 0
     var failure: (index: Int, error: Error)?
     init(count: Int) { results = Array(repeating: nil, count: count) }
     func locked<V>(_ body: (MapState) -> V) -> V {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(self)
+        queue.sync { body(self) }
     }
 }
 
@@ -216,7 +218,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
 
 /// A base URL given by the user: http or https, with a host.
 func parseBaseURL(_ text: String, what: String) throws -> URL {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = text.trimmingWhitespaceAndNewlines()
     guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
           url.host != nil else {
         throw DiscoveryError.invalidOption(name: "\(what) URL", detail: "\"\(text)\" is not an http:// or https:// URL")
@@ -225,9 +227,10 @@ func parseBaseURL(_ text: String, what: String) throws -> URL {
 }
 
 /// Parses a JSON body or says what is wrong with it.
-func parseJSON(_ response: HTTPResponse, url: String, address: String) throws -> Any {
+func parseJSON(_ response: HTTPResponse, url: String, address: String) throws -> JSONValue {
     do {
-        return try JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed])
+        // The transport already bounds the body; JSONValue's own default (1 MiB) would refuse large batches.
+        return try JSONValue.parse(Array(response.body), maxBytes: HTTPTransport.maxBodySize)
     } catch {
         throw DiscoveryError.malformedResponse(url: url, address: address, detail: "not JSON: \(response.snippet.isEmpty ? "(empty body)" : response.snippet)")
     }

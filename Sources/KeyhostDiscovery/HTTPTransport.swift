@@ -1,4 +1,10 @@
+// URL, URLComponents and Data from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import KeyhostCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +32,29 @@ struct HTTPTransportError: Error, CustomStringConvertible {
 }
 
 /// A monotonic clock in nanoseconds, for deadlines.
-func monotonicNow() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+func monotonicNow() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// Whether two header field names are the same (names are ASCII tokens, compared without case).
+func sameHeaderName(_ a: String, _ b: String) -> Bool {
+    a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
+}
+
+/// `text` with %XX escapes decoded, nil if an escape is malformed or the result is not UTF-8
+/// (as Foundation's removingPercentEncoding).
+func removingPercentEncoding(_ text: String) -> String? {
+    var bytes = [UInt8]()
+    var input = Array(text.utf8)[...]
+    while let byte = input.popFirst() {
+        guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+        guard input.count >= 2, let high = Hex.nibble(input.removeFirst()), let low = Hex.nibble(input.removeFirst()) else { return nil }
+        bytes.append(high << 4 | low)
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
 
 /// Waits until `fd` is ready for `events` or `deadline` passes (then throws "timed out").
 func waitForSocket(_ fd: Int32, events: Int32, deadline: UInt64) throws {
@@ -74,7 +102,7 @@ enum HTTPTransport {
         }
         var host = components.percentEncodedHost ?? components.host ?? ""
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        host = host.removingPercentEncoding ?? host
+        host = removingPercentEncoding(host) ?? host
         guard !host.isEmpty else { throw HTTPTransportError(.other, "the URL has no host") }
         let https = scheme == "https"
         let defaultPort = https ? 443 : 80
@@ -111,7 +139,7 @@ enum HTTPTransport {
         repeat {
             (status, responseHeaders) = try readHead(stream)
         } while (100...199).contains(status)
-        let header = { (name: String) in responseHeaders.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        let header = { (name: String) in responseHeaders.first { sameHeaderName($0.key, name) }?.value }
 
         var responseBody = Data()
         if status == 204 || status == 304 {
@@ -119,7 +147,7 @@ enum HTTPTransport {
         } else if let encoding = header("Transfer-Encoding"), encoding.lowercased().contains("chunked") {
             responseBody = try readChunked(stream)
         } else if let lengthText = header("Content-Length") {
-            guard let length = Int(lengthText.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""),
+            guard let length = Int(lengthText.split(separator: ",").first.map { $0.trimmingWhitespace() } ?? ""),
                   length >= 0 else {
                 throw HTTPTransportError(.badResponse, "bad Content-Length \"\(lengthText)\"")
             }
@@ -191,9 +219,9 @@ enum HTTPTransport {
             count += 1
             guard count <= maxHeaderCount else { throw HTTPTransportError(.badResponse, "more than \(maxHeaderCount) header fields") }
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-            let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-            if let existing = headers.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
+            let name = String(line[..<colon]).trimmingWhitespace()
+            let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
+            if let existing = headers.first(where: { sameHeaderName($0.key, name) }) {
                 headers[existing.key] = existing.value + ", " + value
             } else {
                 headers[name] = value
@@ -206,7 +234,7 @@ enum HTTPTransport {
         var body = Data()
         while true {
             let line = try stream.readLine()
-            let sizeText = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let sizeText = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace() } ?? ""
             guard !sizeText.isEmpty, sizeText.count <= 16, let size = Int(sizeText, radix: 16), size >= 0 else {
                 throw HTTPTransportError(.badResponse, "bad chunk size \"\(line.prefix(40))\"")
             }

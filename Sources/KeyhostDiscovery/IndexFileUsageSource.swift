@@ -1,6 +1,6 @@
-import Foundation
 import KeyhostCrypto
 import KeyhostFiles
+import KeyhostRecord
 
 /// Usage from a list of known used addresses (an indexer export, a block explorer dump, a wallet's history):
 /// loaded once into a set, so a scan does no I/O per address.
@@ -44,12 +44,12 @@ public struct IndexFileUsageSource: UsageSource {
         } catch let error as BoundedFile.ReadError {
             throw DiscoveryError.indexFile(path: path, detail: "cannot be read: \(error.problem)")
         }
-        guard let text = String(bytes: bytes, encoding: .utf8) else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw DiscoveryError.indexFile(path: path, detail: "is not UTF-8 text")
         }
         var chosen = format
         if chosen == .auto {
-            let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+            let ext = Self.fileExtension(path).lowercased()
             chosen = ext == "json" ? .json : ext == "csv" ? .csv : ext == "txt" ? .text : .auto
         }
         try self.init(contents: text, format: chosen, origin: path, coin: coin)
@@ -88,43 +88,50 @@ public struct IndexFileUsageSource: UsageSource {
     static func parseText(_ text: String, origin: String) -> [Entry] {
         text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().compactMap { number, line in
             let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let address = content.trimmingCharacters(in: .whitespaces)
+            let address = content.trimmingWhitespace()
             return address.isEmpty ? nil : Entry(address: address, location: "\(origin):\(number + 1)")
         }
     }
 
     static func parseJSON(_ text: String, origin: String) throws -> [Entry] {
-        let value: Any
+        let value: JSONValue
         do {
-            value = try JSONSerialization.jsonObject(with: Data(text.utf8))
-        } catch {
-            // The parser's own reason ("Unexpected end of file"), not Foundation's generic sentence.
-            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "malformed"
-            throw DiscoveryError.indexFile(path: origin, detail: "is not valid JSON: \(reason)")
+            value = try JSONValue.parse(Array(text.utf8), maxBytes: maximumFileSize)
+        } catch let error as JSONError {
+            throw DiscoveryError.indexFile(path: origin, detail: "is not valid JSON: \(error.problem) (at byte \(error.offset))")
         }
-        guard let array = value as? [Any] else {
+        guard let array = value.arrayValue else {
             throw DiscoveryError.indexFile(path: origin, detail: "JSON must be an array of addresses or of objects with an \"address\" member")
         }
         return try array.enumerated().map { position, item in
             let location = "\(origin) item #\(position + 1)"
-            if let address = item as? String { return Entry(address: address, location: location) }
-            if let object = item as? [String: Any], let address = object["address"] as? String { return Entry(address: address, location: location) }
+            if let address = item.stringValue { return Entry(address: address, location: location) }
+            if case .object = item, let address = item["address"]?.stringValue { return Entry(address: address, location: location) }
             throw DiscoveryError.indexFile(path: origin, detail: "item \(position) is neither a string nor an object with a string \"address\"")
         }
     }
 
     static func parseCSV(_ text: String, origin: String) throws -> [Entry] {
-        let rows = csvRows(text).filter { !($0.fields.count == 1 && $0.fields[0].trimmingCharacters(in: .whitespaces).isEmpty) }
+        let rows = csvRows(text).filter { !($0.fields.count == 1 && $0.fields[0].trimmingWhitespace().isEmpty) }
         guard let header = rows.first else { return [] }
-        let named = header.fields.firstIndex { $0.trimmingCharacters(in: .whitespaces).lowercased() == "address" }
+        let named = header.fields.firstIndex { $0.trimmingWhitespace().lowercased() == "address" }
         let column = named ?? 0
         let body = named == nil ? rows[...] : rows.dropFirst()
         return body.compactMap { row in
             guard column < row.fields.count else { return nil }
-            let value = row.fields[column].trimmingCharacters(in: .whitespaces)
+            let value = row.fields[column].trimmingWhitespace()
             let hint = named == nil ? "no header names an \"address\" column, so the first column is read" : nil
             return value.isEmpty || value.hasPrefix("#") ? nil : Entry(address: value, location: "\(origin):\(row.line)", hint: hint)
         }
+    }
+
+    /// What follows the last "." of the file name, as URL.pathExtension has it ("" for "used", ".used" and "used.").
+    static func fileExtension(_ path: String) -> String {
+        var name = Substring(path)
+        while name.count > 1, name.hasSuffix("/") { name = name.dropLast() }
+        if let slash = name.lastIndex(of: "/") { name = name[name.index(after: slash)...] }
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
     }
 
     /// RFC 4180 rows, each with the line it starts on: quoted fields may hold commas, doubled quotes and newlines.

@@ -1,4 +1,9 @@
+// URL and Data from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One HTTP request over keyhost's own transport (sockets, OpenSSL for https), no retries.
 ///

@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCrypto
 
 /// A derivation path with placeholders, e.g. `m/44'/60'/{account}'/0/{index}` or `m/84'/0'/{account}'/{change}/{index}`.
@@ -52,7 +51,7 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
     /// at most once each, each placeholder being a whole component with an optional ', h or H.
     public init(_ text: String) throws {
         func fail(_ detail: String) -> DiscoveryError { .malformedTemplate(template: text, detail: detail) }
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         var parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard let first = parts.first, first == "m" || first == "M" else {
             throw fail("a template must start with m/ (templates are absolute paths)")

@@ -1,4 +1,10 @@
+// JSONEncoder and JSONDecoder from FoundationEssentials (the same code as Foundation's, so the same bytes).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import KeyhostCrypto
 
 /// The renderings the CLI prints: JSON for scripts, CSV for spreadsheets, a table for people.
 extension DiscoveryResult {
@@ -44,8 +50,8 @@ extension DiscoveryResult {
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                .trimmingCharacters(in: .whitespaces)
+            zip(cells, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: "  ")
+                .trimmingWhitespace()
         }
         out.append(line(header))
         out.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
@@ -65,6 +71,6 @@ extension DiscoveryResult {
 
     static func csvField(_ text: String) -> String {
         text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
-            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+            ? "\"" + text.replacing("\"", with: "\"\"") + "\"" : text
     }
 }

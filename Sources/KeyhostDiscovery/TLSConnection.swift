@@ -1,5 +1,4 @@
 import COpenSSL
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +39,7 @@ final class TLSContext: @unchecked Sendable {
             ERR_error_string_n(code, &buffer, buffer.count)
             // "error:0A000086:SSL routines::certificate verify failed" → the part after the last "::" or ":".
             let full = String(cString: buffer)
-            let reason = full.components(separatedBy: ":").last(where: { !$0.isEmpty }) ?? full
+            let reason = full.split(separator: ":").last.map(String.init) ?? full
             if !messages.contains(reason) { messages.append(reason) }
         }
         return messages.isEmpty ? "unknown TLS error" : messages.joined(separator: "; ")

@@ -1,4 +1,4 @@
-import Foundation
+import KeyhostCrypto
 
 /// Tells which addresses have been used. "Used" means any transaction history at all (a zero balance does not
 /// make an address unused: it was seen on chain and its neighbours may hold funds).
@@ -30,7 +30,7 @@ public struct ClosureUsageSource: UsageSource {
 /// Normalises encodings that are case-insensitive (hex Ethereum addresses, Bech32) so an index file written in
 /// another case still matches; Base58 is case-sensitive and kept as it is.
 func normalizedAddress(_ address: String) -> String {
-    let trimmed = address.trimmingCharacters(in: .whitespaces)
+    let trimmed = address.trimmingWhitespace()
     if trimmed.count == 42, trimmed.hasPrefix("0x") || trimmed.hasPrefix("0X") { return trimmed.lowercased() }
     // A Bech32 string is all lowercase or all uppercase; the uppercase form is the same address.
     if trimmed.contains("1"), trimmed == trimmed.uppercased(), trimmed.contains(where: { $0.isLetter }) {

@@ -35,6 +35,32 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// The text of a string.
+    public var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    /// The items of an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
+    /// A number that is a whole number within Int's range, however written (`7`, `7.0`, `7e0`).
+    public var integerValue: Int? {
+        guard case .number(let text) = self else { return nil }
+        if let exact = Int(text) { return exact }
+        guard let value = Double(text), value == value.rounded(), value >= -0x1p63, value < 0x1p63 else { return nil }
+        return Int(value)
+    }
+
+    /// For messages: a string as its text, anything else as compact JSON.
+    public var plainText: String {
+        if case .string(let text) = self { return text }
+        return rendered
+    }
+
     /// JSON's name for the kind of value, for error messages.
     public var kindName: String {
         switch self {
@@ -75,21 +101,9 @@ public indirect enum JSONValue: Hashable, Sendable {
     }
 
     static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let digits = Array("0123456789abcdef".utf8)
-                out += "\\u00" + String(decoding: [digits[Int(scalar.value >> 4)], digits[Int(scalar.value & 15)]], as: UTF8.self)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONString.append(s, to: &out)
+        return out
     }
 }
 

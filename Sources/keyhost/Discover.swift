@@ -1,5 +1,10 @@
 import ArgumentParser
+// ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostBindings
 import KeyhostCrypto
 import KeyhostDiscovery
@@ -211,7 +216,7 @@ struct Discover: ParsableCommand {
     }
 
     static func range(_ text: String, _ name: String) throws -> ClosedRange<UInt32> {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
         let numbers = parts.map { UInt32($0) }
         guard (1...2).contains(parts.count), numbers.allSatisfy({ $0 != nil && $0! <= DerivationLimit.maxIndex }) else {
             throw ValidationError("\(name) takes A-B or A with numbers 0...2147483647, got \"\(text)\"")
@@ -324,7 +329,7 @@ struct Discover: ParsableCommand {
     static func redacted(_ error: Error, _ phrase: String) -> String {
         var text = String(describing: error)
         for word in phrase.split(whereSeparator: \.isWhitespace) where word.count >= 3 {
-            text = text.replacingOccurrences(of: "\"\(word)\"", with: "\"…\"")
+            text = text.replacing("\"\(word)\"", with: "\"…\"")
         }
         return text
     }
@@ -392,8 +397,8 @@ final class ProgressLine {
         let moreAccounts = max(0, options.accountGapLimit - emptyAccounts - (usedInAccount ? 0 : 1)) + (usedInAccount ? options.accountGapLimit : 0)
         let left = thisAccount + moreAccounts * perAccount
         let eta = p.rate > 0 ? Double(left) / p.rate : 0
-        let text = String(format: "account %@ (%d done) | %d addresses checked, %d used | %.0f/s | ETA ≥ %.0fs",
-                          account.map(String.init) ?? "-", p.accountsDone, p.addressesChecked, p.usedFound, p.rate, eta)
+        let text = "account \(account.map(String.init) ?? "-") (\(p.accountsDone) done) | \(p.addressesChecked) addresses checked, "
+            + "\(p.usedFound) used | \(CFormat.fixed(p.rate, digits: 0))/s | ETA ≥ \(CFormat.fixed(eta, digits: 0))s"
         let padded = text.count < width ? text + String(repeating: " ", count: width - text.count) : text
         width = text.count
         fputs("\r" + padded, stderr)

@@ -92,6 +92,30 @@ import Testing
         #expect(piped.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == out.base64EncodedString())
     }
 
+    @Test("-o replaces the file whole and leaves no temporary file; a write that fails says why, as write_failed")
+    func outputFiles() throws {
+        let dir = try Keyhost.scratch([:])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(try Self.make([Self.p2wpkh]).utf8).write(to: dir.appendingPathComponent("t.psbt"))
+        try Data("old".utf8).write(to: dir.appendingPathComponent("s.psbt"))
+        let sign = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "s.psbt"], cwd: dir, environment: Self.env)
+        #expect(sign.status == 0, "\(sign.stderr)")
+        let written = try String(contentsOf: dir.appendingPathComponent("s.psbt"), encoding: .utf8)
+        #expect(written.hasPrefix("cHNidP8") && written.hasSuffix("\n"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["s.psbt", "t.psbt"])
+
+        let missing = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "no/such/folder/s.psbt", "--json"],
+                                      cwd: dir, environment: Self.env)
+        #expect(missing.status == 1)
+        let error = try #require((try Self.json(missing.stderr))["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "write_failed")
+        #expect(error["message"] as? String == "cannot write no/such/folder/s.psbt: No such file or directory")
+        let folder = try Keyhost.run(["psbt", "finalize", "s.psbt", "--extract", "-o", "."], cwd: dir)
+        #expect(folder.status == 1)
+        #expect(folder.stderr.contains("cannot write .: "), "\(folder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["s.psbt", "t.psbt"])
+    }
+
     @Test("--card --reader virtual (4.0) signs every kind, taproot with Schnorr: one SIGN APDU per input")
     func softwareCard() throws {
         let unsigned = try Self.make([Self.p2pkh, Self.p2shP2wpkh, Self.p2wpkh, Self.p2tr])

@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCard
 import KeyhostCrypto
 import LuaRuntime
@@ -58,7 +57,7 @@ public final class CardConnection {
     public init(reader: String?, cardState: String?, newCardApplet: AppletVersion? = nil, readers: [CardReaderSource],
                 pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey] = [], virtualHint: String,
                 access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey, commandLine: Bool = false) throws {
-        let wanted = (reader ?? "").trimmingCharacters(in: .whitespaces)
+        let wanted = (reader ?? "").trimmingWhitespace()
         var base: CardChannel
         var virtualCard: SoftKeycard?
         let isVirtual = wanted.lowercased() == CardModule.virtualReader

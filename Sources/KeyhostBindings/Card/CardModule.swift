@@ -1,4 +1,9 @@
+// URL and ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostFiles
@@ -86,7 +91,7 @@ enum CardModule {
                 throw CardLuaError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.problem)")
             }
             base = try cardCall(nil) { try ReplayChannel(text: text) }
-            readerName = "replay \((replayPath as NSString).lastPathComponent)"
+            readerName = "replay \(PathText.lastComponent(replayPath))"
         } else {
             let (name, source) = try resolveReader(opts, sources)
             readerName = name
@@ -239,7 +244,7 @@ enum CardModule {
     /// `KEYHOST_TRACE=apdu` → false (APDUs), `apdu,plaintext` → true, otherwise nil.
     static func environmentTrace() -> Bool? {
         guard let value = ProcessInfo.processInfo.environment["KEYHOST_TRACE"] else { return nil }
-        let parts = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let parts = Set(value.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
         guard parts.contains("apdu") || parts.contains("plaintext") else { return nil }
         return parts.contains("plaintext")
     }

@@ -1,4 +1,10 @@
+// URL and FileManager from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 import KeyhostCard
 import KeyhostCrypto
 
@@ -25,14 +31,17 @@ public struct CardConnectOptions: Sendable, Equatable {
 /// so sessions see each other's changes as on a real card and never overwrite each other's state.
 /// A card without a file is new at each `card.open`.
 enum VirtualCards {
-    private static let lock = NSLock()
+    /// A serial queue is the lock (as in KeyhostCrypto's BatchAddresses): NSLock would need Foundation.
+    private static let lock = DispatchQueue(label: "keyhost.virtual-cards")
     nonisolated(unsafe) private static var byPath: [String: SoftKeycard] = [:]
 
     static func open(state path: String?, options: SoftKeycardOptions, appletGiven: Bool) throws -> SoftKeycard {
         guard let path else { return try SoftKeycard(options: options) }
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        lock.lock()
-        defer { lock.unlock() }
+        return try lock.sync { try openLocked(absolute, options: options, appletGiven: appletGiven) }
+    }
+
+    private static func openLocked(_ absolute: String, options: SoftKeycardOptions, appletGiven: Bool) throws -> SoftKeycard {
         if let card = byPath[absolute], FileManager.default.fileExists(atPath: absolute) {
             try check(card, absolute, options, appletGiven)
             return card

@@ -1,7 +1,9 @@
-import Foundation
 import KeyhostCard
 import KeyhostCrypto
 import LuaRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keyhost.card.session`: one open connection to a card (virtual, PC/SC or a replayed transcript) with the
 /// Keycard command set on top. Methods raise structured errors (`CardLuaError`); the session stays usable

@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCrypto
 
 #if canImport(Glibc)
@@ -96,7 +95,7 @@ struct SecretInput {
             length += 1
         }
         guard length > 0 else {
-            throw CardLuaError(kind: "no_secret", "nothing was typed at the \(text.trimmingCharacters(in: CharacterSet(charactersIn: ": "))) prompt")
+            throw CardLuaError(kind: "no_secret", "nothing was typed at the \(text.trimming { $0 == ":" || $0 == " " }) prompt")
         }
         return SecretBytes(line[0..<length])
     }

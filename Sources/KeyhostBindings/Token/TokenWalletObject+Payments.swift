@@ -1,9 +1,11 @@
-import Foundation
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The wallet's payment methods (docs/payments.md): exchange keys, requests, paying, receiving and
 /// handing tokens over for deposit. Every run goes through `TokenWallet`, as `w:run` does, so a

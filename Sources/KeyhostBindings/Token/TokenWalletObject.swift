@@ -1,10 +1,12 @@
-import Foundation
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keyhost.token.wallet`: an open token wallet file. Closing it (`w:close()`, `<close>`, or garbage
 /// collection) closes the store; the holder's private key is read from the file only for a run.

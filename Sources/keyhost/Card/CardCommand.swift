@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostPCSC
 
 /// `keyhost card …`: smart cards through PC/SC, and a software Keycard served to the virtual reader.
@@ -66,10 +65,4 @@ struct ReaderOptions: ParsableArguments {
         if let name { return try context.connect(reader: name, mode: mode, protocols: protocols) }
         return try context.connectFirstCard(mode: mode, protocols: protocols)
     }
-}
-
-/// Prints a JSON value (dictionaries with sorted keys), one document per call.
-func printJSON(_ value: Any) throws {
-    let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-    print(String(decoding: data, as: UTF8.self))
 }

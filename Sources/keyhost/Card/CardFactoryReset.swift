@@ -1,9 +1,10 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 
 #if canImport(Glibc)
 import Glibc
+import KeyhostCard
+import KeyhostCrypto
 #endif
 
 struct CardFactoryReset: ParsableCommand {
@@ -73,6 +74,6 @@ enum TerminalQuestion {
             if n <= 0 || byte == 0x0A || byte == 0x0D { break }
             line.append(byte)
         }
-        return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        return String(decoding: line, as: UTF8.self).trimmingWhitespace()
     }
 }

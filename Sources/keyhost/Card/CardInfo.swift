@@ -1,5 +1,10 @@
 import ArgumentParser
+// FileManager from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
@@ -81,7 +86,7 @@ struct CardInfo: ParsableCommand {
 
     static func fields(_ info: ApplicationInfo, reader: String) -> [Field] {
         func optional(_ value: [UInt8]?) -> (Any, String) {
-            value.map { (Hex.encode($0), Hex.encode($0)) } ?? (NSNull(), "none")
+            value.map { (Hex.encode($0), Hex.encode($0)) } ?? (JSONNull(), "none")
         }
         let knownVersion = info.version.major != 0 || info.version.minor != 0
         let uid = optional(info.instanceUID)
@@ -92,19 +97,19 @@ struct CardInfo: ParsableCommand {
         var fields = [
             Field(key: "reader", label: "reader", json: reader, text: reader),
             Field(key: "initialized", label: "initialized", json: info.isInitialized, text: info.isInitialized ? "yes" : "no"),
-            Field(key: "applet_version", label: "applet version", json: knownVersion ? "\(info.version)" : NSNull(),
+            Field(key: "applet_version", label: "applet version", json: knownVersion ? "\(info.version)" : JSONNull(),
                   text: knownVersion ? "\(info.version)" : "unknown (not initialized)"),
             Field(key: "secure_channel", label: "secure channel", json: info.secureChannelVersion == .v2 ? 2 : 1,
                   text: info.secureChannelVersion == .v2 ? "v2" : "v1"),
             Field(key: "instance_uid", label: "instance UID", json: uid.0, text: uid.1),
             Field(key: "secure_channel_public_key", label: "secure channel public key", json: scKey.0, text: scKey.1),
-            Field(key: "free_pairing_slots", label: "free pairing slots", json: info.freePairingSlots ?? NSNull(),
+            Field(key: "free_pairing_slots", label: "free pairing slots", json: info.freePairingSlots ?? JSONNull(),
                   text: info.freePairingSlots.map { "\($0)" } ?? "none"),
             Field(key: "key_uid", label: "key UID", json: keyUID.0, text: keyUID.1),
             Field(key: "capabilities", label: "capabilities", json: caps, text: caps.joined(separator: ", ")),
         ]
         if info.secureChannelVersion == .v2 {
-            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: info.pinRetries ?? NSNull(),
+            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: info.pinRetries ?? JSONNull(),
                                 text: info.pinRetries.map { "\($0)" } ?? (info.isInitialized ? "unknown" : "no PIN yet (not initialized)")))
             fields.append(Field(key: "identity_public_key", label: "identity public key", json: identity.0, text: identity.1))
         }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostCrypto
 import KeyhostPCSC
 
@@ -18,7 +17,7 @@ struct CardList: ParsableCommand {
             if json {
                 try printJSON(states.enumerated().map { index, state -> [String: Any] in
                     ["index": index, "name": state.name, "card_present": state.cardPresent,
-                     "atr": state.cardPresent ? Hex.encode(state.atr) : NSNull()]
+                     "atr": state.cardPresent ? Hex.encode(state.atr) : JSONNull()]
                 })
                 return
             }

@@ -1,5 +1,10 @@
 import ArgumentParser
+// URL from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCard
 import KeyhostVPCD
 

@@ -1,5 +1,10 @@
 import ArgumentParser
+// FileManager from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
@@ -80,7 +85,7 @@ func runCardCommand(_ options: CardSessionOptions, json: Bool, access: CardAcces
 func jsonObject(_ result: CardResult) -> [String: Any] {
     result.fields.reduce(into: [String: Any]()) { object, field in
         switch field.value {
-        case .null: object[field.name] = NSNull()
+        case .null: object[field.name] = JSONNull()
         case .bool(let value): object[field.name] = value
         case .integer(let value): object[field.name] = value
         case .text(let value): object[field.name] = value

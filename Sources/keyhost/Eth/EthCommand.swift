@@ -1,6 +1,5 @@
 import KeyhostRecord
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
@@ -34,13 +33,13 @@ struct EthCommand: ParsableCommand {
 }
 
 /// JSON values printed with the CLI's usual formatting (sorted keys, pretty); numbers are 64-bit here by construction.
-func foundationJSON(_ value: JSONValue) -> Any {
+func printableJSON(_ value: JSONValue) -> Any {
     switch value {
-    case .null: return NSNull()
+    case .null: return JSONNull()
     case .bool(let b): return b
     case .number(let text): return Int64(text).map { $0 as Any } ?? text
     case .string(let s): return s
-    case .array(let items): return items.map(foundationJSON)
-    case .object(let members): return Dictionary(members.map { ($0.key, foundationJSON($0.value)) }, uniquingKeysWith: { a, _ in a })
+    case .array(let items): return items.map(printableJSON)
+    case .object(let members): return Dictionary(members.map { ($0.key, printableJSON($0.value)) }, uniquingKeysWith: { a, _ in a })
     }
 }

@@ -1,8 +1,8 @@
 import KeyhostRecord
 import ArgumentParser
-import Foundation
 import KeyhostEthereum
 import KeyhostFiles
+import KeyhostCrypto
 
 /// `keyhost eth decode-tx RAW`.
 struct EthDecodeTx: ParsableCommand {
@@ -26,14 +26,14 @@ struct EthDecodeTx: ParsableCommand {
             var text = raw
             if raw == "-" {
                 text = String(decoding: try BoundedFile.readStandardInput(limit: 2 * EthCommand.inputLimit + 16), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                    .trimmingWhitespaceAndNewlines()
             }
             let fields: JSONValue
             let bytes: [UInt8]
             do { bytes = try EthHex.decode(text) } catch { throw Failure.kind("invalid_transaction", "the raw transaction \(error)") }
             do { fields = try EthereumTransaction.decode(raw: bytes).fields() } catch { throw Failure.kind("invalid_transaction", "\(error)") }
             if json {
-                try printJSON(foundationJSON(fields))
+                try printJSON(printableJSON(fields))
             } else if case .object(let members) = fields {
                 for member in members {
                     switch member.value {

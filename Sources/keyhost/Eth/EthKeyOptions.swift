@@ -1,5 +1,10 @@
 import ArgumentParser
+// ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto

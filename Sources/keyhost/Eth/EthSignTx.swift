@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import KeyhostEthereum
+import KeyhostRecord
 
 /// `keyhost eth sign-tx TX.json`.
 struct EthSignTx: ParsableCommand {
@@ -33,7 +33,7 @@ struct EthSignTx: ParsableCommand {
             if json {
                 guard case .object(var members) = try signed.fields() else { return }
                 members.insert(.init("raw", .string(raw)), at: 0)
-                try printJSON(foundationJSON(.object(members)))
+                try printJSON(printableJSON(.object(members)))
             } else {
                 print(raw)
             }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import KeyhostEthereum
+import KeyhostCrypto
 
 /// `keyhost eth sign-typed-data FILE.json`.
 struct EthSignTypedData: ParsableCommand {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 
 /// `keyhost key …`: one-line derivation and signing for scripts (like foundry's `cast wallet` and libbitcoin's `bx`).
 struct KeyCommand: ParsableCommand {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostCrypto
 import KeyhostFiles
@@ -96,7 +95,7 @@ struct KeyMnemonic: ParsableCommand {
                     verdict = "valid: \(count) words, BIP39 checksum correct"
                 } catch let error as MnemonicError {
                     out = ["valid": false, "message": error.description]
-                    var line = "invalid: " + error.description.replacingOccurrences(of: "invalid mnemonic: ", with: "")
+                    var line = "invalid: " + error.description.replacing("invalid mnemonic: ", with: "")
                     switch error {
                     case .wordCount(let n): out["problem"] = "word_count"; out["words"] = n
                     case .checksum: out["problem"] = "checksum"

@@ -68,7 +68,7 @@ struct KeySourceOptions: ParsableArguments {
         }
         try SecretArguments.refuse([("--xpub", xpub)])
         let parsed: (node: HDNode, family: ExtendedKeyVersion)
-        do { parsed = try HDNode.parse(xpub.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw ValidationError("--xpub: \(error)") }
+        do { parsed = try HDNode.parse(xpub.trimmingWhitespaceAndNewlines()) } catch { throw ValidationError("--xpub: \(error)") }
         guard !parsed.node.isPrivate else { throw ValidationError("--xpub was given an extended PRIVATE key; give the extended public key") }
         return parsed
     }

@@ -98,7 +98,7 @@ struct KeyTarget {
             resolved = try AddressInference.resolve(kind: kind, coin: coin, path: path.isAbsolute ? path : nil, family: family)
         } catch AddressError.kindUnknown(let why) {
             // The library's own wording suggests Lua options; say it in command-line terms.
-            throw ValidationError("cannot tell the address kind: \(why.replacingOccurrences(of: "its path", with: "the path")); "
+            throw ValidationError("cannot tell the address kind: \(why.replacing("its path", with: "the path")); "
                 + "give --kind p2pkh, p2sh-p2wpkh, p2wpkh, p2tr or ethereum")
         }
         do { try Address.checkSupported(resolved.kind, coin: resolved.coin) } catch {

@@ -1,5 +1,10 @@
 import ArgumentParser
+// Base64 (Data) from FoundationEssentials: Foundation proper would link ICU into keyhost.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyhostCrypto
 
 /// `keyhost key verify-message ADDRESS SIGNATURE MESSAGE`: exit 0 when the signature is ADDRESS's, 1 when not,
@@ -49,7 +54,7 @@ struct KeyVerifyMessage: ParsableCommand {
                 throw ValidationError("\(address.prefix(48)) is an Ethereum address, not a \(explicit.name) one")
             }
             do { _ = try EthereumAddress.decode(address) } catch { throw ValidationError("the address: \(error)") }
-            var text = signature.trimmingCharacters(in: .whitespacesAndNewlines)
+            var text = signature.trimmingWhitespaceAndNewlines()
             if text.hasPrefix("0x") || text.hasPrefix("0X") { text = String(text.dropFirst(2)) }
             guard text.count == 130, let bytes = try? Hex.decode(text) else {
                 throw ValidationError("the signature must be 65 bytes r‖s‖v as 130 hex digits (0x optional), as personal_sign returns; got \(signature.count) characters")
@@ -65,7 +70,7 @@ struct KeyVerifyMessage: ParsableCommand {
             throw ValidationError("\(decoded.type) addresses have no legacy signed-message format (BIP322 is not supported); "
                 + "only p2pkh, p2sh-p2wpkh and p2wpkh addresses can be checked")
         }
-        guard signature.count <= InputLimit.base64Signature, let data = Data(base64Encoded: signature.trimmingCharacters(in: .whitespacesAndNewlines)),
+        guard signature.count <= InputLimit.base64Signature, let data = Data(base64Encoded: signature.trimmingWhitespaceAndNewlines()),
               data.count == 65 else {
             throw ValidationError("the signature must be base64 of 65 bytes (88 characters), as Bitcoin Core's signmessage writes it")
         }
@@ -107,7 +112,7 @@ struct KeyVerifyMessage: ParsableCommand {
             case .bitcoin(let coin):
                 out["coin"] = coin.symbol
                 do {
-                    valid = try BitcoinMessage.verify(bytes, signature: signature.trimmingCharacters(in: .whitespacesAndNewlines), address: address, coin: coin)
+                    valid = try BitcoinMessage.verify(bytes, signature: signature.trimmingWhitespaceAndNewlines(), address: address, coin: coin)
                 } catch SignatureError.recoveryFailed {
                     valid = false  // well-formed, but made by no key for this message
                 }

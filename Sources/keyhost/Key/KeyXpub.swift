@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostCrypto
 
 /// `keyhost key xpub`: the extended public key at a path, usually an account (m/84'/0'/0').
@@ -83,7 +82,7 @@ struct KeyXpub: ParsableCommand {
                 "xpub": text, "path": path.description, "family": family.publicPrefix, "public_key": Hex.encode(node.publicKey.compressed),
                 "fingerprint": fingerprintHex(node.fingerprint), "parent_fingerprint": fingerprintHex(node.parentFingerprint),
             ]
-            out["master_fingerprint"] = try keys.masterFingerprint().map(fingerprintHex) ?? NSNull()
+            out["master_fingerprint"] = try keys.masterFingerprint().map(fingerprintHex) ?? JSONNull()
             try printJSON(out)
         }
     }

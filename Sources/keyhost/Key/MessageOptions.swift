@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import KeyhostFiles
+import KeyhostCrypto
 
 /// The message to sign or verify: an argument, `-` for standard input, or --file. Bytes are taken exactly as
 /// given (a trailing newline from `echo` is part of the message: use printf '%s' or --file).
@@ -40,7 +40,7 @@ struct MessageOptions: ParsableArguments {
 
     /// The bytes hex text encodes; a ValidationError (status 64) names what is wrong, never the text.
     static func decodeHex(_ raw: [UInt8]) throws -> [UInt8] {
-        var text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = String(decoding: raw, as: UTF8.self).trimmingWhitespaceAndNewlines()
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text = String(text.dropFirst(2)) }
         // Hex.decode has its own size limit (an APDU's worth); messages may be larger, so digits are checked here.
         guard text.utf8.count % 2 == 0, text.utf8.allSatisfy({ Self.isHexDigit($0) }) else {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostFiles
@@ -36,9 +35,8 @@ struct PSBTCommand: ParsableCommand {
     /// Writes `psbt` to `output` in the form the input had (binary or base64), or base64 to standard output.
     static func write(_ psbt: PSBT, to output: String?, base64: Bool) throws {
         guard let output, output != "-" else { print(psbt.base64); return }
-        let data = base64 ? Data((psbt.base64 + "\n").utf8) : Data(psbt.serialized())
-        do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-            throw Failure.kind("write_failed", "cannot write \(output): \(error.localizedDescription)")
+        do { try AtomicFile.write(base64 ? Array((psbt.base64 + "\n").utf8) : psbt.serialized(), to: output) } catch let error as AtomicFile.WriteError {
+            throw Failure.kind("write_failed", "cannot write \(output): \(error.problem)")
         }
     }
 

@@ -1,9 +1,9 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostFiles
 
 /// `keyhost psbt finalize FILE`.
 struct PSBTFinalize: ParsableCommand {
@@ -48,8 +48,8 @@ struct PSBTFinalize: ParsableCommand {
     }
 
     private func writeText(_ text: String, to path: String) throws {
-        do { try (text + "\n").write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw Failure.kind("write_failed", "cannot write \(path): \(error.localizedDescription)")
+        do { try AtomicFile.write(Array((text + "\n").utf8), to: path) } catch let error as AtomicFile.WriteError {
+            throw Failure.kind("write_failed", "cannot write \(path): \(error.problem)")
         }
     }
 }

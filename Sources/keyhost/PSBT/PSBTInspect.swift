@@ -2,6 +2,7 @@ import ArgumentParser
 import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostCrypto
+import KeyhostRecord
 
 /// `keyhost psbt inspect FILE`.
 struct PSBTInspect: ParsableCommand {
@@ -51,7 +52,7 @@ struct PSBTInspect: ParsableCommand {
             }
             var totals = "total out \(btc(summary.totalOut))"
             if let totalIn = summary.totalIn { totals = "total in \(btc(totalIn)), " + totals }
-            if let fee = summary.fee { totals += ", fee \(fee) sat" + (summary.feeRate.map { String(format: " (about %.1f sat/vB)", $0) } ?? "") }
+            if let fee = summary.fee { totals += ", fee \(fee) sat" + (summary.feeRate.map { " (about \(CFormat.fixed($0, digits: 1)) sat/vB)" } ?? "") }
             print(totals)
             for warning in summary.warnings { print("warning: \(warning)") }
         }
@@ -62,10 +63,6 @@ struct PSBTInspect: ParsableCommand {
 func btc(_ sat: UInt64) -> String {
     let fraction = String(sat % 100_000_000)
     return "\(sat / 100_000_000).\(String(repeating: "0", count: 8 - fraction.count))\(fraction) BTC"
-}
-
-private extension String {
-    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
 
 private extension PSBTSummary.Input {

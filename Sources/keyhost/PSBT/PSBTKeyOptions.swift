@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostBitcoinCard

@@ -174,10 +174,6 @@ final class LineEditor {
     }
 }
 
-private extension String {
-    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
-}
-
 /// Where the REPL history lives and what never goes into it.
 enum History {
     /// `$XDG_STATE_HOME/keyhost/history`, defaulting to `~/.local/state/keyhost/history`.

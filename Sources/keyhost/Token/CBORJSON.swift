@@ -1,4 +1,3 @@
-import Foundation
 import KeyhostCrypto
 import KeyhostTokens
 
@@ -12,7 +11,7 @@ func jsonValue(_ value: CBORValue) -> Any {
     case .bytes(let b): return Hex.encode(b)
     case .text(let t): return t
     case .bool(let b): return b
-    case .null: return NSNull()
+    case .null: return JSONNull()
     case .array(let items): return items.map(jsonValue)
     case .map(let pairs):
         var object: [String: Any] = [:]

@@ -60,7 +60,7 @@ struct TokenList: ParsableCommand {
             if tokens.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }
             for stored in tokens {
                 let t = stored.token.token
-                var line = "\(Hex.encode(t.id))  \(stored.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  \(t.value) \(t.unit)"
+                var line = "\(Hex.encode(t.id))  \(stored.state.rawValue.padding(7))  \(t.value) \(t.unit)"
                 if let expires = t.expires { line += "  until \(UnixTime.iso8601(expires))" }
                 if let spent = stored.spentAt { line += "  spent \(UnixTime.iso8601(spent))" }
                 print(line)

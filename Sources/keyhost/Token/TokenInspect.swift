@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostCrypto
 import KeyhostTokens
 import KeyhostWallet
@@ -34,7 +33,7 @@ struct TokenInspect: ParsableCommand {
             if json {
                 try printJSON(["tokens": zip(tokens, states).map { signed, stored in
                     var row = Self.json(signed)
-                    row["state"] = stored.map { $0.state.rawValue.lowercased() as Any } ?? NSNull()
+                    row["state"] = stored.map { $0.state.rawValue.lowercased() as Any } ?? JSONNull()
                     return row
                 }])
             } else {
@@ -45,7 +44,7 @@ struct TokenInspect: ParsableCommand {
                         var state = stored.map { $0.state.rawValue } ?? "not in the wallet"
                         if let spent = stored?.spentAt { state += " at \(UnixTime.iso8601(spent))" }
                         if let receipt = stored?.receiptID { state += ", receipt \(Hex.encode(receipt))" }
-                        print("  " + "wallet".padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + state)
+                        print("  " + "wallet".padding(10) + "  " + state)
                     }
                 }
             }
@@ -63,7 +62,7 @@ struct TokenInspect: ParsableCommand {
     static func describe(_ signed: SignedToken, number: Int, of count: Int) -> String {
         let t = signed.token
         var lines = ["token \(number) of \(count)"]
-        func row(_ name: String, _ value: String) { lines.append("  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + value) }
+        func row(_ name: String, _ value: String) { lines.append("  " + name.padding(10) + "  " + value) }
         row("id", Hex.encode(t.id))
         row("issuer", Hex.encode(t.issuer.bytes))
         row("value", "\(t.value) \(t.unit)")

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyhostBindings
 import KeyhostCrypto
 import KeyhostPlayer
@@ -123,7 +122,7 @@ struct TokenVerifyReceipt: ParsableCommand {
                     "holder_signature_valid": report.holderSignatureValid, "problems": report.problems,
                     "token_id": Hex.encode(receipt.receipt.token.token.id), "receipt_id": Hex.encode(receipt.id),
                 ]
-                out["effects_match"] = report.effectsMatch.map { $0 as Any } ?? NSNull()
+                out["effects_match"] = report.effectsMatch.map { $0 as Any } ?? JSONNull()
                 try printJSON(out)
             } else {
                 print("receipt \(Hex.encode(receipt.id)) for token \(Hex.encode(receipt.receipt.token.token.id))")

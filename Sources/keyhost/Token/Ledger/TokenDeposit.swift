@@ -7,6 +7,7 @@ import KeyhostTokens
 
 #if canImport(Glibc)
 import Glibc
+import KeyhostWallet
 #endif
 
 /// `keyhost token deposit FILE… --ledger …`.

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#else
+private let systemWrite = Darwin.write
+#endif
+
+/// Writing a whole file at once: the bytes go to a temporary file in the same folder, which is then renamed
+/// over `path`, so readers see the old file or the new one, never a part (as Foundation's `.atomic` writes did).
+public enum AtomicFile {
+    /// Why the file could not be written: the system's reason (`No such file or directory`, `Is a directory`).
+    public struct WriteError: Error, Equatable, CustomStringConvertible {
+        public let path: String
+        public let problem: String
+        public var description: String { "\(path): \(problem)" }
+    }
+
+    /// Writes `bytes` to `path`; a new file gets `mode` less the umask.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666) throws {
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw WriteError(path: path, problem: reason()) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let problem = reason()
+                close(fd)
+                unlink(temporary)
+                throw WriteError(path: path, problem: problem)
+            }
+            written += n
+        }
+        guard close(fd) == 0 else {
+            let problem = reason()
+            unlink(temporary)
+            throw WriteError(path: path, problem: problem)
+        }
+        guard rename(temporary, path) == 0 else {
+            let problem = reason()
+            unlink(temporary)
+            throw WriteError(path: path, problem: problem)
+        }
+    }
+
+    private static func reason() -> String { String(cString: strerror(errno)) }
+}
