@@ -15,16 +15,10 @@ import pytest
 
 SOURCES = pathlib.Path(__file__).resolve().parents[2] / "Sources"
 
-# Not linked into keyhost: benchmarks, and the ledger's HTTP service (it runs on its own).
-NOT_IN_KEYHOST = {"keyhost-bench", "keyhost-token-bench", "keyhost-ledger-bench", "KeyhostLedgerServer"}
-
-# Linked into keyhost and still on Foundation while their conversion lands on other branches. Each entry must
-# still import Foundation (the test says when one no longer does, so the list only shrinks); remove them as they go.
-PENDING = {
-    "KeyhostWallet",  # GRDB goes
-    "KeyhostLedger",  # GRDB and PostgreSQL go
-    "keyhost/Token/Ledger",  # the ledger client's JSON
-}
+# Not linked into keyhost: benchmarks, and keyhost-ledger with the ledger's HTTP service and PostgreSQL store
+# (a program of its own, which keyhost execs or runs as a child).
+NOT_IN_KEYHOST = {"keyhost-bench", "keyhost-token-bench", "keyhost-ledger-bench", "keyhost-ledger", "KeyhostLedgerServer",
+                  "KeyhostLedgerPostgres"}
 
 IMPORT = re.compile(r"^\s*(@\w+\s+)*((public|package|internal|fileprivate|private)\s+)?import\s+"
                     r"((typealias|struct|class|enum|protocol|let|var|func)\s+)?Foundation(Networking|XML)?(\.\S+)?\s*(//.*)?$")
@@ -52,7 +46,7 @@ def plain_foundation_imports(path):
 def owner(path):
     """The allow-list entry that covers `path` (relative to Sources), if any."""
     relative = path.relative_to(SOURCES).as_posix()
-    for entry in NOT_IN_KEYHOST | PENDING:
+    for entry in NOT_IN_KEYHOST:
         if relative == entry or relative.startswith(entry + "/"):
             return entry
     return None
@@ -94,10 +88,3 @@ def test_no_module_linked_into_keyhost_imports_foundation():
     assert offenders == [], ("these files are linked into keyhost and import Foundation (ICU comes with it); "
                              "import FoundationEssentials as the other modules do: " + ", ".join(offenders))
 
-
-@pytest.mark.parametrize("entry", sorted(PENDING))
-def test_pending_entries_still_need_their_place(entry):
-    root = SOURCES / entry
-    files = [root] if root.is_file() else list(root.rglob("*.swift"))
-    assert any(plain_foundation_imports(f) for f in files), (
-        f"{entry} no longer imports Foundation: remove it from PENDING in {pathlib.Path(__file__).name}")
