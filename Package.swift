@@ -37,8 +37,8 @@ let package = Package(
         // costs about as much as Lua's whole start-up). Their headers need no extra flags.
         lazyLibrary("COpenSSL", apt: ["libssl-dev"]),
         lazyLibrary("CEditLine", apt: ["libedit-dev"]),
-        .target(name: "CKeyhostLoader", dependencies: ["COpenSSL", "CEditLine"], linkerSettings: [.linkedLibrary("dl")]),
-        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        lazyLibrary("CSQLite", apt: ["libsqlite3-dev"]),
+        .target(name: "CKeyhostLoader", dependencies: ["COpenSSL", "CEditLine", "CSQLite"], linkerSettings: [.linkedLibrary("dl")]),
 
         // Trampolines and macro shims: the only C that touches lua_error.
         .target(name: "CKeyhostLua", dependencies: ["CLua", "CKeyhostProcess"]),
@@ -65,7 +65,7 @@ let package = Package(
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
-        .target(name: "KeyhostSQLite", dependencies: ["CSQLite"]),
+        .target(name: "KeyhostSQLite", dependencies: ["CSQLite", "CKeyhostLoader"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
 

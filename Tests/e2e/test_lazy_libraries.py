@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-LAZY = ["libcrypto.so", "libssl.so", "libedit.so"]
+LAZY = ["libcrypto.so", "libssl.so", "libedit.so", "libsqlite3.so"]
 
 
 def loaded_libraries(keyhost_bin, *args, env=None):
