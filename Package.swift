@@ -11,6 +11,11 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
 
+/// A system library whose headers keyhost compiles against but which CKeyhostLoader opens on first use.
+func lazyLibrary(_ name: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", providers: [.apt(apt)])
+}
+
 let package = Package(
     name: "keyhost",
     platforms: [.macOS(.v13)],
@@ -31,10 +36,14 @@ let package = Package(
         // C libraries from Debian, each wrapped once.
         systemLibrary("CLua", pkgConfig: "lua5.4", apt: ["liblua5.4-dev"]),
         systemLibrary("CSecp256k1", pkgConfig: "libsecp256k1", apt: ["libsecp256k1-dev"]),
-        systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         systemLibrary("CPCSCLite", pkgConfig: "libpcsclite", apt: ["libpcsclite-dev"]),
-        systemLibrary("CEditLine", pkgConfig: "libedit", apt: ["libedit-dev"]),
-        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        // Headers only: CKeyhostLoader loads these libraries on first use, and a pkg-config or
+        // module-map link would make the dynamic loader map them at every start (libcrypto alone
+        // costs about as much as Lua's whole start-up). Their headers need no extra flags.
+        lazyLibrary("COpenSSL", apt: ["libssl-dev"]),
+        lazyLibrary("CEditLine", apt: ["libedit-dev"]),
+        lazyLibrary("CSQLite", apt: ["libsqlite3-dev"]),
+        .target(name: "CKeyhostLoader", dependencies: ["COpenSSL", "CEditLine", "CSQLite"], linkerSettings: [.linkedLibrary("dl")]),
 
         // Trampolines and macro shims: the only C that touches lua_error.
         .target(name: "CKeyhostLua", dependencies: ["CLua", "CKeyhostProcess"]),
@@ -48,7 +57,7 @@ let package = Package(
         .target(name: "KeyhostRecord"),
 
         // Domain modules: pure Swift, no Lua inside.
-        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostProcess"]),
+        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostLoader", "CKeyhostProcess"]),
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
@@ -61,7 +70,7 @@ let package = Package(
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
-        .target(name: "KeyhostSQLite", dependencies: ["CSQLite"]),
+        .target(name: "KeyhostSQLite", dependencies: ["CSQLite", "CKeyhostLoader"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
         .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
 
@@ -101,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "keyhost",
             dependencies: [
-                "LuaRuntime", "KeyhostBindings", "CEditLine", "KeyhostCrypto",
+                "LuaRuntime", "KeyhostBindings", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
