@@ -243,6 +243,72 @@ import Testing
         #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost")
     }
 
+    /// keyhost killed with SIGKILL while its child waits inside a deposit's transaction (another
+    /// transaction holds the batch's last token id): the child goes at once, and once the wait
+    /// ends PostgreSQL has rolled the batch back, none of its rows recorded.
+    @Test func childDiesWithKeyhostMidDeposit() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let url = Self.url(pg, db)
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", url])  // creates the tables
+        try #require(stats.wait() == 0, "\(stats.output)")
+        // Deposits go in token-id order: the first two are inserted before the third waits.
+        let chains = try [0x00, 0x01, 0xff].map { first -> TokenChain in
+            var id = Fixtures.randomID()
+            id[0] = UInt8(first)
+            return try Fixtures.deposit(try Fixtures.token(id: id))
+        }
+        let held = Hex.encode(chains[2].token.token.id), zeros = String(repeating: "00", count: 32)
+        var environment = LedgerProgram.environment(password: nil)
+        environment.append("PGAPPNAME=keyhost-test-holder")
+        let holder = try Child(pg.binaries + "/psql", [
+            "-h", "127.0.0.1", "-p", String(pg.port), "-U", "keyhost", "-d", db.database, "-c", """
+            BEGIN; INSERT INTO deposits (token_id, chain_hash, chain, issuer, value, unit, deposit_time)
+            VALUES ('\\x\(held)', '\\x\(zeros)', '\\x00', '\\x\(zeros)', 1, 'EUR-cent', 0); SELECT pg_sleep(300);
+            """,
+        ], environment: environment)
+        let release = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder'"
+        defer { _ = try? pg.query(db, release) }
+        func waitFor(_ sql: String, toBe expected: String, seconds: Double = 30) throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if try pg.query(db, sql) == expected { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        try #require(try waitFor("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder' AND wait_event = 'PgSleep'", toBe: "1"),
+                     "\(holder.output)")
+
+        let script = """
+            local token = require "keyhost.token"
+            local ledger = token.ledger.open("\(url)", { issuers = { "\(Self.issuerHex)" } })
+            print("open")
+            io.stdout:flush()
+            ledger:deposit({ "\(chains[1].armored)", "\(chains[2].armored)", "\(chains[0].armored)" })
+            print("deposited")
+            """
+        let keyhost = try Child(Child.keyhost, ["-e", script])
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'"
+        try #require(try waitFor(waiting, toBe: "1"), "\(keyhost.output)")
+        let children = Self.ledgerChildren(of: keyhost.pid)
+        try #require(children.count == 1 && keyhost.output == "open\n", "\(keyhost.output) \(children)")
+
+        keyhost.kill(SIGKILL)
+        keyhost.wait()
+        let gone = Date().addingTimeInterval(5)
+        while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
+        #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost while waiting in a deposit")
+
+        // The holder's transaction ends (rolled back): the child's INSERT could go on, but its
+        // connection is closed, so PostgreSQL rolls its transaction back.
+        _ = try pg.query(db, release)
+        holder.wait()
+        let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        #expect(try waitFor(others, toBe: "0", seconds: 10), "a connection to \(db.database) stayed open")
+        #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "0")
+    }
+
     /// A keyhost without keyhost-ledger beside it or on PATH: `serve` and a postgres:// ledger say
     /// what is missing and how to get it; SQLite still works in process.
     @Test func missingKeyhostLedgerIsAClearError() throws {
