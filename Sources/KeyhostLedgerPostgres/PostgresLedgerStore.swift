@@ -18,7 +18,12 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
 
     public var displayName: String { location.display }
 
-    /// Connects (a pool of up to `maxConnections`) and creates the tables when missing.
+    /// How long opening waits for a server that does not answer (or is still starting).
+    static let connectLimit: Duration = .seconds(15)
+
+    /// Connects (a pool of up to `maxConnections`) and creates the tables when missing. A server
+    /// that refuses the connection (no such database, a wrong user or password) is an error at
+    /// once; one that does not answer is one after `connectLimit`.
     public init(location: PostgresLocation, maxConnections: Int = 8) async throws {
         self.location = location
         var configuration = PostgresClient.Configuration(
@@ -32,9 +37,19 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         self.client = client
         runTask = Task { await client.run() }
         do {
-            let display = location.display
-            try await withDeadline(.seconds(15), error: LedgerError.store("\(display): cannot connect within 15 s; is the server running and reachable, and are the user and database right?")) {
-                try await self.createSchema()
+            let late = LedgerError.store("""
+                \(location.display): cannot connect within \(Self.connectLimit.components.seconds) s; \
+                is the server running and reachable at \(location.host):\(location.port)?
+                """)
+            try await withDeadline(Self.connectLimit, error: late) {
+                let connection = try await self.firstConnection()
+                do {
+                    try await self.createSchema(on: connection)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
             }
         } catch {
             runTask.cancel()
@@ -42,8 +57,66 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         }
     }
 
-    private func createSchema() async throws {
-        try await transaction("create the ledger's tables") { connection in
+    /// A connection of its own, outside the pool, to create the tables on. The pool keeps
+    /// retrying a connection the server refused (until its circuit breaker trips after a minute),
+    /// so through it a missing database or a wrong password would only ever show as the time
+    /// limit; here the server's answer is the error, at once. Only what may pass (nothing
+    /// listening yet, a server starting up or full) is tried again, until the caller's deadline.
+    private func firstConnection() async throws -> PostgresConnection {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        var pause = Duration.milliseconds(100)
+        while true {
+            do {
+                return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            } catch let error as PSQLError where !Self.mayPass(error) {
+                throw refusal(error)
+            } catch {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
+            }
+        }
+    }
+
+    /// A failure to connect that trying again may get past.
+    static func mayPass(_ error: PSQLError) -> Bool {
+        if let state = error.serverInfo?[.sqlState] {
+            // cannot_connect_now (starting up or shutting down), too_many_connections
+            return state == "57P03" || state == "53300"
+        }
+        return error.code == .connectionError || error.code == .serverClosedConnection || error.code == .uncleanShutdown
+    }
+
+    /// The server's refusal as a ledger error: its message and SQLSTATE, what to do, no password.
+    func refusal(_ error: PSQLError) -> LedgerError {
+        let prefix = "\(displayName): the server refused the connection"
+        guard let message = error.serverInfo?[.message] else {
+            if error.code == .authMechanismRequiresPassword {
+                return .store("\(prefix): it asks user \(location.user) for a password and none was given; put it in PGPASSWORD (or in the URL, postgres://USER:PASSWORD@…)")
+            }
+            return .store("\(prefix): \(Self.describe(error.code))")
+        }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let advice: String
+        switch state {
+        case "3D000":
+            advice = "create it (createdb -h \(location.host) -p \(location.port) -U \(location.user) \(location.database)) or name an existing database in the URL"
+        case "28P01":
+            advice = "check the password of user \(location.user) (PGPASSWORD, or the URL's postgres://USER:PASSWORD@…)"
+        case "28000":
+            advice = "check the user name \(location.user), and that the server's pg_hba.conf lets it connect to \(location.database) from this host"
+        case "42501":
+            advice = "grant user \(location.user) CONNECT on database \(location.database), or use a user that has it"
+        default:
+            advice = "check the URL's user \(location.user) and database \(location.database)"
+        }
+        return .store("\(prefix): \(message)\(state.isEmpty ? "" : " (SQLSTATE \(state))"); \(advice)")
+    }
+
+    private func createSchema(on connection: PostgresConnection) async throws {
+        try await transaction("create the ledger's tables", on: connection) { connection in
             // Servers starting together would race on CREATE TABLE IF NOT EXISTS (it is not atomic
             // against itself); a transaction-scoped advisory lock makes them take turns.
             try await connection.query("SELECT pg_advisory_xact_lock(7419001)", logger: self.logger)
@@ -152,20 +225,24 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         _ = await runTask.value
     }
 
-    /// `body` in one transaction on one pooled connection; rolled back when it throws.
-    private func transaction<T: Sendable>(_ operation: String, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        do {
-            return try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: self.logger)
-                do {
-                    let result = try await body(connection)
-                    try await connection.query("COMMIT", logger: self.logger)
-                    return result
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
-                    throw error
-                }
+    /// `body` in one transaction on `connection` (by default one from the pool); rolled back when it throws.
+    private func transaction<T: Sendable>(
+        _ operation: String, on connection: PostgresConnection? = nil, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        func run(_ connection: PostgresConnection) async throws -> T {
+            try await connection.query("BEGIN", logger: self.logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("COMMIT", logger: self.logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                throw error
             }
+        }
+        do {
+            if let connection { return try await run(connection) }
+            return try await client.withConnection { try await run($0) }
         } catch let error as PSQLError where Self.isRetryable(error) {
             throw error
         } catch {

@@ -101,12 +101,71 @@ import Testing
         let file = try temporaryFile((many + [bad]).joined(separator: "\n") + "\n")
         let c3 = try Child(Child.keyhost, ["token", "deposit", file, "--ledger", url, "--issuer", Self.issuerHex])
         #expect(c3.wait() == 1 && c3.output.contains("keyhost: chain 1000: token ") && c3.output.contains("not a deposit"), "\(c3.output.suffix(500))")
+    }
 
-        // A database that does not exist: the child's store error (after its 15 s connect limit), without the password.
-        let missing = "postgres://keyhost:hunter22@127.0.0.1:\(pg.port)/no_such_db"
-        let c4 = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", missing])
-        #expect(c4.wait() == 1 && c4.output.contains("postgres://keyhost@127.0.0.1:\(pg.port)/no_such_db") && c4.output.contains("no_such_db: cannot connect within 15 s"), "\(c4.output)")
-        #expect(!c4.output.contains("hunter22"))
+    /// A server that says no (a missing database, an unknown user, a wrong or missing password) is
+    /// a `store` error giving its reason and what to do as soon as it answers, not after the 15 s
+    /// connect limit: from the CLI (deposit and stats) and from Lua. Never the password.
+    @Test func refusedConnectionIsAnErrorAtOnce() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase(owner: PostgresHarness.passwordUser)
+        let server = "127.0.0.1:\(pg.port)", user = PostgresHarness.passwordUser
+        let environment = LedgerProgram.environment(password: nil)
+        let refusals: [(url: String, reason: String)] = [
+            ("postgres://keyhost:hunter22@\(server)/no_such_db", """
+                database "no_such_db" does not exist (SQLSTATE 3D000); create it (createdb -h 127.0.0.1 -p \(pg.port) -U keyhost no_such_db) \
+                or name an existing database in the URL
+                """),
+            ("postgres://nobody:hunter22@\(server)/\(db.database)", #"role "nobody" does not exist (SQLSTATE 28000); check the user name nobody"#),
+            ("postgres://\(user):hunter22@\(server)/\(db.database)",
+             #"password authentication failed for user "\#(user)" (SQLSTATE 28P01); check the password of user \#(user)"#),
+            ("postgres://\(user)@\(server)/\(db.database)", "it asks user \(user) for a password and none was given; put it in PGPASSWORD"),
+        ]
+        let chains = try temporaryFile(try Fixtures.deposit(try Fixtures.token()).armored + "\n")
+        for (url, reason) in refusals {
+            let display = try PostgresLocation(url: url, environment: [:]).display
+            for arguments in [["token", "ledger", "stats", "--db", url], ["token", "deposit", chains, "--ledger", url, "--issuer", Self.issuerHex]] {
+                let start = Date()
+                let child = try Child(Child.keyhost, arguments, environment: environment)
+                #expect(child.wait() == 1)
+                let seconds = Date().timeIntervalSince(start)
+                #expect(child.output.hasPrefix("keyhost: \(display): the server refused the connection: \(reason)"), "\(arguments[1]): \(child.output)")
+                #expect(!child.output.contains("hunter22") && !child.output.contains("cannot connect within"), "\(child.output)")
+                #expect(seconds < 5, "\(url): \(seconds) s")
+            }
+        }
+
+        // Lua's token.ledger.open goes the same way.
+        let start = Date()
+        let (status, output) = try Self.lua("""
+            local token = require "keyhost.token"
+            local ok, err = pcall(token.ledger.open, "\(refusals[2].url)", { issuers = { "\(Self.issuerHex)" } })
+            print(ok, err.kind, err.message)
+            """, environment: environment)
+        #expect(status == 0 && output.hasPrefix("false\tstore\tpostgres://\(user)@\(server)/\(db.database): the server refused the connection: \(refusals[2].reason)"), "\(output)")
+        #expect(!output.contains("hunter22"))
+        #expect(Date().timeIntervalSince(start) < 5)
+
+        // The right password gets in (the refusals above are the server's, not the harness's).
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://\(user):\(PostgresHarness.password)@\(server)/\(db.database)"],
+                              environment: environment)
+        #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")
+    }
+
+    /// A server that takes the connection and never answers: opening gives up after its 15 s limit
+    /// and says where it tried.
+    @Test func silentServerIsAnErrorAfterTheLimit() throws {
+        let (silent, port) = try PostgresHarness.boundSocket(listening: 8)
+        defer { close(silent) }
+        let start = Date()
+        let child = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://keyhost:hunter22@127.0.0.1:\(port)/ledger"])
+        #expect(child.wait() == 1)
+        let seconds = Date().timeIntervalSince(start)
+        #expect(child.output == """
+            keyhost: postgres://keyhost@127.0.0.1:\(port)/ledger: cannot connect within 15 s; is the server running and reachable at 127.0.0.1:\(port)?
+
+            """, "\(child.output)")
+        #expect(seconds > 14 && seconds < 30, "\(seconds) s")
     }
 
     /// The password in the URL goes to the child in PGPASSWORD, not on its command line.
@@ -182,6 +241,72 @@ import Testing
         let gone = Date().addingTimeInterval(5)
         while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
         #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost")
+    }
+
+    /// keyhost killed with SIGKILL while its child waits inside a deposit's transaction (another
+    /// transaction holds the batch's last token id): the child goes at once, and once the wait
+    /// ends PostgreSQL has rolled the batch back, none of its rows recorded.
+    @Test func childDiesWithKeyhostMidDeposit() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let url = Self.url(pg, db)
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", url])  // creates the tables
+        try #require(stats.wait() == 0, "\(stats.output)")
+        // Deposits go in token-id order: the first two are inserted before the third waits.
+        let chains = try [0x00, 0x01, 0xff].map { first -> TokenChain in
+            var id = Fixtures.randomID()
+            id[0] = UInt8(first)
+            return try Fixtures.deposit(try Fixtures.token(id: id))
+        }
+        let held = Hex.encode(chains[2].token.token.id), zeros = String(repeating: "00", count: 32)
+        var environment = LedgerProgram.environment(password: nil)
+        environment.append("PGAPPNAME=keyhost-test-holder")
+        let holder = try Child(pg.binaries + "/psql", [
+            "-h", "127.0.0.1", "-p", String(pg.port), "-U", "keyhost", "-d", db.database, "-c", """
+            BEGIN; INSERT INTO deposits (token_id, chain_hash, chain, issuer, value, unit, deposit_time)
+            VALUES ('\\x\(held)', '\\x\(zeros)', '\\x00', '\\x\(zeros)', 1, 'EUR-cent', 0); SELECT pg_sleep(300);
+            """,
+        ], environment: environment)
+        let release = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder'"
+        defer { _ = try? pg.query(db, release) }
+        func waitFor(_ sql: String, toBe expected: String, seconds: Double = 30) throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if try pg.query(db, sql) == expected { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        try #require(try waitFor("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder' AND wait_event = 'PgSleep'", toBe: "1"),
+                     "\(holder.output)")
+
+        let script = """
+            local token = require "keyhost.token"
+            local ledger = token.ledger.open("\(url)", { issuers = { "\(Self.issuerHex)" } })
+            print("open")
+            io.stdout:flush()
+            ledger:deposit({ "\(chains[1].armored)", "\(chains[2].armored)", "\(chains[0].armored)" })
+            print("deposited")
+            """
+        let keyhost = try Child(Child.keyhost, ["-e", script])
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'"
+        try #require(try waitFor(waiting, toBe: "1"), "\(keyhost.output)")
+        let children = Self.ledgerChildren(of: keyhost.pid)
+        try #require(children.count == 1 && keyhost.output == "open\n", "\(keyhost.output) \(children)")
+
+        keyhost.kill(SIGKILL)
+        keyhost.wait()
+        let gone = Date().addingTimeInterval(5)
+        while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
+        #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost while waiting in a deposit")
+
+        // The holder's transaction ends (rolled back): the child's INSERT could go on, but its
+        // connection is closed, so PostgreSQL rolls its transaction back.
+        _ = try pg.query(db, release)
+        holder.wait()
+        let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        #expect(try waitFor(others, toBe: "0", seconds: 10), "a connection to \(db.database) stayed open")
+        #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "0")
     }
 
     /// A keyhost without keyhost-ledger beside it or on PATH: `serve` and a postgres:// ledger say

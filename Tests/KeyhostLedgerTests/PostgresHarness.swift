@@ -27,10 +27,17 @@ final class PostgresHarness: @unchecked Sendable {
         dataDirectory = base + "/data"
         port = try Self.freePort()
         try run(binaries + "/initdb", ["-D", dataDirectory, "-U", "keyhost", "--auth=trust", "-E", "UTF8", "--no-sync"])
+        // Everyone is trusted but `passwordUser`, who must give its password. Written in place, so
+        // the file keeps its owner.
+        let hba = dataDirectory + "/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try "host all \(Self.passwordUser) 127.0.0.1/32 scram-sha-256\n\(rules)".write(toFile: hba, atomically: false, encoding: .utf8)
         try run(binaries + "/pg_ctl", [
             "-D", dataDirectory, "-w", "-t", "60", "-l", base + "/server.log",
             "-o", "-c listen_addresses=127.0.0.1 -c port=\(port) -c unix_socket_directories=\(base) -c max_connections=200 -c fsync=on", "start",
         ])
+        try run(binaries + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "keyhost", "-d", "postgres", "-c",
+                                     "CREATE ROLE \(Self.passwordUser) LOGIN PASSWORD '\(Self.password)'"])
         let stopCommand = [binaries + "/pg_ctl", "-D", dataDirectory, "-m", "immediate", "stop"]
         let user = asUser
         Self.atExit.append {
@@ -43,14 +50,17 @@ final class PostgresHarness: @unchecked Sendable {
         }
     }
 
+    /// The one user that logs in with a password (scram-sha-256), and its password.
+    static let passwordUser = "keyhost_pw", password = "right-horse-battery"
+
     nonisolated(unsafe) static var atExit: [() -> Void] = []
     nonisolated(unsafe) static var registered = false
 
-    /// A new empty database, so tests never see each other's deposits.
-    func newDatabase() throws -> PostgresLocation {
+    /// A new empty database, so tests never see each other's deposits; `owner` may create tables in it.
+    func newDatabase(owner: String = "keyhost") throws -> PostgresLocation {
         let name = "ledger_\(UInt64.random(in: 0...UInt64.max))"
-        try run(binaries + "/createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "keyhost", name])
-        return PostgresLocation(user: "keyhost", host: "127.0.0.1", port: port, database: name)
+        try run(binaries + "/createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "keyhost", "-O", owner, name])
+        return PostgresLocation(user: owner, host: "127.0.0.1", port: port, database: name)
     }
 
     /// psql's answer to one query, unaligned and without headers.
@@ -91,8 +101,14 @@ final class PostgresHarness: @unchecked Sendable {
     }
 
     static func freePort() throws -> Int {
+        let (fd, port) = try boundSocket()
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to a free port on 127.0.0.1, and the port; listening when `backlog` is given.
+    static func boundSocket(listening backlog: Int32? = nil) throws -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -101,8 +117,11 @@ final class PostgresHarness: @unchecked Sendable {
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw HarnessError("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound, backlog.map({ listen(fd, $0) == 0 }) ?? true else {
+            close(fd)
+            throw HarnessError("cannot find a free port")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
 
