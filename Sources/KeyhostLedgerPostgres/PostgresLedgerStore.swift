@@ -188,13 +188,17 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
                         }
                         return outcomes.map { $0! }
                     }
-                } catch let error as PSQLError where (Self.isRetryable(error) || error.code == .clientClosedConnection) && attempt < 4 {
+                } catch let error as PSQLError where Self.isRetryable(error) && attempt < 4 {
                     // A deadlock or serialization failure rolled the whole batch back, and so does
                     // a pooled connection found closed before COMMIT: nothing was recorded, so
                     // doing it again is safe.
                     continue
+                } catch is StaleConnection where attempt < 4 {
+                    continue
                 } catch let error as PSQLError {
                     throw self.wrap(error, operation: operation)
+                } catch is StaleConnection {
+                    throw LedgerError.store("\(self.displayName): cannot \(operation): the connection pool keeps handing out closed connections; nothing was recorded; try again")
                 }
             }
         }
@@ -292,7 +296,11 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     ) async throws -> T {
         func run(_ connection: PostgresConnection) async throws -> T {
             try call?.use(connection)
-            try await connection.query("BEGIN", logger: self.logger)
+            do {
+                try await connection.query("BEGIN", logger: self.logger)
+            } catch let error as PSQLError where error.code == .clientClosedConnection {
+                throw StaleConnection()  // a pooled connection a late call had closed: nothing sent
+            }
             do {
                 let result = try await body(connection)
                 guard call?.mayCommit() ?? true else { throw CancellationError() }
@@ -308,8 +316,8 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
             return try await client.withConnection { try await run($0) }
         } catch let error as PSQLError where Self.isRetryable(error) {
             throw error
-        } catch let error as PSQLError where error.code == .clientClosedConnection && call?.committing == false {
-            throw error  // a pooled connection a late call had closed: the batch was not sent
+        } catch let error as StaleConnection {
+            throw error
         } catch {
             let wrapped = wrap(error, operation: operation)
             guard call != nil, let failure = wrapped as? LedgerError, failure.kind == "store", !(error is LedgerError) else { throw wrapped }
@@ -405,3 +413,6 @@ final class StoreCall: @unchecked Sendable {
         return committed
     }
 }
+
+/// A pooled connection found closed before the batch was sent on it: take another.
+struct StaleConnection: Error {}
