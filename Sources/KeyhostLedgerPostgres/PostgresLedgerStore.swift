@@ -307,7 +307,12 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
                 try await connection.query("COMMIT", logger: self.logger)
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                // A session the server ended (FATAL, e.g. pg_terminate_backend) or a closed socket
+                // has nothing to roll back: PostgreSQL already did. A ROLLBACK sent there can wait
+                // on a connection that is shutting down, so only a live session gets one.
+                if !connection.isClosed && !Self.endsSession(error) {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                }
                 throw error
             }
         }
@@ -328,6 +333,13 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
             }
             throw LedgerError.store("\(failure.message); nothing of the batch was recorded: deposit it again once the server answers")
         }
+    }
+
+    /// Whether `error` means the session is over (the server ended it, or the connection is gone).
+    static func endsSession(_ error: Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let severity = error.serverInfo?[.severity], severity == "FATAL" || severity == "PANIC" { return true }
+        return error.code == .serverClosedConnection || error.code == .clientClosedConnection || error.code == .connectionError
     }
 
     static func isRetryable(_ error: PSQLError) -> Bool {
