@@ -8,10 +8,11 @@ public protocol LedgerStore: Sendable {
     /// Records `deposits` in one transaction and answers for each, in order. `conflict` is called,
     /// inside the transaction, for a deposit whose token id is recorded with another chain (passed
     /// as its encoding); what it returns is recorded as a double spend. If `conflict` or the
-    /// database throws, nothing of the batch is recorded.
+    /// database throws, nothing of the batch is recorded. (`conflict` may be called from another
+    /// task: the PostgreSQL store runs the batch under a deadline.)
     func record<Proof: Sendable>(
         _ deposits: [DepositRecord],
-        conflict: (DepositRecord, _ recordedChain: [UInt8]) throws -> ConflictRecord<Proof>
+        conflict: @escaping @Sendable (DepositRecord, _ recordedChain: [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> [StoreOutcome<Proof>]
 
     /// Counts and totals of what is recorded.

@@ -69,7 +69,7 @@ public final class SQLiteLedgerStore: LedgerStore, Sendable {
 
     public func record<Proof: Sendable>(
         _ deposits: [DepositRecord],
-        conflict: (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
+        conflict: @escaping @Sendable (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> [StoreOutcome<Proof>] {
         let now = Int64(time(nil))
         do {

@@ -21,11 +21,32 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     /// How long opening waits for a server that does not answer (or is still starting).
     static let connectLimit: Duration = .seconds(15)
 
+    /// How long one call (`record`, `stats`) may take, everything included: waiting for a pooled
+    /// connection, waiting on a row lock another depositor holds, the statements and the commit.
+    /// Past it the call fails and its connection is closed, so PostgreSQL rolls the batch back.
+    public let callLimit: Duration
+
+    /// 60 s: a 1,000-chain batch takes about a second on a local server (two round trips per
+    /// chain at most), so it leaves room for a distant one (20 ms a round trip is 40 s) and for
+    /// waiting on another depositor's batch of the same token, which its own limit ends.
+    public static let defaultCallLimit: Duration = .seconds(60)
+
+    /// `KEYHOST_LEDGER_TIMEOUT` (seconds, fractions allowed) when set, else `defaultCallLimit`.
+    public static func callLimit(environment value: String?) throws -> Duration {
+        guard let value else { return defaultCallLimit }
+        guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+            throw LedgerError(kind: "location", message: "KEYHOST_LEDGER_TIMEOUT must be a number of seconds from 0.001 to 86400 (how long one ledger call may wait for PostgreSQL), got \(value.prefix(40).debugDescription)")
+        }
+        return .milliseconds(max(1, Int64(seconds * 1000)))
+    }
+
     /// Connects (a pool of up to `maxConnections`) and creates the tables when missing. A server
     /// that refuses the connection (no such database, a wrong user or password) is an error at
     /// once; one that does not answer is one after `connectLimit`.
-    public init(location: PostgresLocation, maxConnections: Int = 8) async throws {
+    /// `callLimit` nil: from `KEYHOST_LEDGER_TIMEOUT`, else `defaultCallLimit`.
+    public init(location: PostgresLocation, maxConnections: Int = 8, callLimit: Duration? = nil) async throws {
         self.location = location
+        self.callLimit = try callLimit ?? Self.callLimit(environment: ProcessInfo.processInfo.environment["KEYHOST_LEDGER_TIMEOUT"])
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: .disable)
@@ -148,33 +169,63 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
 
     public func record<Proof: Sendable>(
         _ deposits: [DepositRecord],
-        conflict: (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
+        conflict: @escaping @Sendable (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> [StoreOutcome<Proof>] {
         let order = deposits.indices.sorted { a, b in
             deposits[a].tokenID.lexicographicallyPrecedes(deposits[b].tokenID) || (deposits[a].tokenID == deposits[b].tokenID && a < b)
         }
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await transaction("record the deposit") { connection in
-                    var outcomes = [StoreOutcome<Proof>?](repeating: nil, count: deposits.count)
-                    for index in order {
-                        outcomes[index] = try await self.apply(deposits[index], on: connection, conflict: conflict)
+        let operation = "record the deposit"
+        let call = StoreCall()
+        return try await withDeadline(callLimit, late: { self.late(call, operation: operation) }) {
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    return try await self.transaction(operation, call: call) { connection in
+                        var outcomes = [StoreOutcome<Proof>?](repeating: nil, count: deposits.count)
+                        for index in order {
+                            outcomes[index] = try await self.apply(deposits[index], on: connection, conflict: conflict)
+                        }
+                        return outcomes.map { $0! }
                     }
-                    return outcomes.map { $0! }
+                } catch let error as PSQLError where Self.isRetryable(error) && attempt < 4 {
+                    // A deadlock or serialization failure rolled the whole batch back, and so does
+                    // a pooled connection found closed before COMMIT: nothing was recorded, so
+                    // doing it again is safe.
+                    continue
+                } catch is StaleConnection where attempt < 4 {
+                    continue
+                } catch let error as PSQLError {
+                    throw self.wrap(error, operation: operation)
+                } catch is StaleConnection {
+                    throw LedgerError.store("\(self.displayName): cannot \(operation): the connection pool keeps handing out closed connections; nothing was recorded; try again")
                 }
-            } catch let error as PSQLError where Self.isRetryable(error) && attempt < 4 {
-                // A deadlock or serialization failure rolled the whole batch back: nothing was
-                // recorded, so doing it again is safe.
-                continue
             }
         }
     }
 
+    /// The error of a call that reached `callLimit`, whose connection is then closed.
+    func late(_ call: StoreCall, operation: String) -> LedgerError {
+        let committing = call.expire()
+        let seconds = Self.seconds(callLimit)
+        let silent = "\(displayName): cannot \(operation): no answer from the server at \(location.host):\(location.port) within \(seconds)"
+        let what = "check that the server is up and reachable (and that no session keeps a lock on these rows), then try again; KEYHOST_LEDGER_TIMEOUT sets the limit"
+        if operation != "record the deposit" { return .store("\(silent); \(what)") }
+        if committing {
+            return .store("\(silent) of the commit, so the batch may or may not be recorded; \(what) (deposit the same chains again: a recorded one answers already_deposited)")
+        }
+        return .store("\(silent) (including waits for locks other sessions hold); nothing of the batch was recorded (the connection was closed, so PostgreSQL rolls it back); \(what)")
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let (whole, fraction) = duration.components
+        if fraction == 0 { return "\(whole) s" }
+        return "\(Double(whole) + Double(fraction) / 1e18) s"
+    }
+
     private func apply<Proof: Sendable>(
         _ deposit: DepositRecord, on connection: PostgresConnection,
-        conflict: (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
+        conflict: @Sendable (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> StoreOutcome<Proof> {
         let id = Data(deposit.tokenID)
         let inserted = try await connection.query("""
@@ -203,20 +254,33 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     }
 
     public func stats() async throws -> LedgerStats {
-        do {
-            var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
-            let rows = try await client.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: logger)
-            for try await (unit, count, total) in rows.decode((String, Int, String).self) {
-                stats.tokens += count
-                stats.tokensByUnit[unit] = count
-                stats.totals[unit] = total
+        let operation = "read the ledger's totals"
+        let call = StoreCall()
+        return try await withDeadline(callLimit, late: { self.late(call, operation: operation) }) {
+            var attempt = 0
+            while true {
+            attempt += 1
+            do {
+                return try await self.client.withConnection { connection in
+                    try call.use(connection)
+                    var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
+                    let rows = try await connection.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: self.logger)
+                    for try await (unit, count, total) in rows.decode((String, Int, String).self) {
+                        stats.tokens += count
+                        stats.tokensByUnit[unit] = count
+                        stats.totals[unit] = total
+                    }
+                    for try await count in try await connection.query("SELECT count(*) FROM double_spends", logger: self.logger).decode(Int.self) {
+                        stats.doubleSpends = count
+                    }
+                    return stats
+                }
+            } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
+                continue  // the pool handed out a connection a late call had closed
+            } catch {
+                throw self.wrap(error, operation: operation)
             }
-            for try await count in try await client.query("SELECT count(*) FROM double_spends", logger: logger).decode(Int.self) {
-                stats.doubleSpends = count
             }
-            return stats
-        } catch {
-            throw wrap(error, operation: "read the ledger's totals")
         }
     }
 
@@ -225,18 +289,30 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         _ = await runTask.value
     }
 
-    /// `body` in one transaction on `connection` (by default one from the pool); rolled back when it throws.
+    /// `body` in one transaction on `connection` (by default one from the pool); rolled back when
+    /// it throws. Under `call`'s deadline, COMMIT is sent only while the deadline has not passed.
     private func transaction<T: Sendable>(
-        _ operation: String, on connection: PostgresConnection? = nil, _ body: (PostgresConnection) async throws -> T
+        _ operation: String, on connection: PostgresConnection? = nil, call: StoreCall? = nil, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         func run(_ connection: PostgresConnection) async throws -> T {
-            try await connection.query("BEGIN", logger: self.logger)
+            try call?.use(connection)
+            do {
+                try await connection.query("BEGIN", logger: self.logger)
+            } catch let error as PSQLError where error.code == .clientClosedConnection {
+                throw StaleConnection()  // a pooled connection a late call had closed: nothing sent
+            }
             do {
                 let result = try await body(connection)
+                guard call?.mayCommit() ?? true else { throw CancellationError() }
                 try await connection.query("COMMIT", logger: self.logger)
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                // A session the server ended (FATAL, e.g. pg_terminate_backend) or a closed socket
+                // has nothing to roll back: PostgreSQL already did. A ROLLBACK sent there can wait
+                // on a connection that is shutting down, so only a live session gets one.
+                if !connection.isClosed && !Self.endsSession(error) {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                }
                 throw error
             }
         }
@@ -245,9 +321,25 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
             return try await client.withConnection { try await run($0) }
         } catch let error as PSQLError where Self.isRetryable(error) {
             throw error
+        } catch let error as StaleConnection {
+            throw error
         } catch {
-            throw wrap(error, operation: operation)
+            let wrapped = wrap(error, operation: operation)
+            guard call != nil, let failure = wrapped as? LedgerError, failure.kind == "store", !(error is LedgerError) else { throw wrapped }
+            // The server failed the batch (it went away, or ended this session): what was sent is
+            // rolled back unless the commit itself was under way.
+            if call?.committing == true {
+                throw LedgerError.store("\(failure.message); the commit was not confirmed, so the batch may or may not be recorded: deposit the same chains again (a recorded one answers already_deposited)")
+            }
+            throw LedgerError.store("\(failure.message); nothing of the batch was recorded: deposit it again once the server answers")
         }
+    }
+
+    /// Whether `error` means the session is over (the server ended it, or the connection is gone).
+    static func endsSession(_ error: Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let severity = error.serverInfo?[.severity], severity == "FATAL" || severity == "PANIC" { return true }
+        return error.code == .serverClosedConnection || error.code == .clientClosedConnection || error.code == .connectionError
     }
 
     static func isRetryable(_ error: PSQLError) -> Bool {
@@ -289,3 +381,50 @@ extension LedgerLocation {
         }
     }
 }
+
+/// One store call under its deadline: the connection it uses, and whether COMMIT was sent. When
+/// the deadline passes first the connection is closed at once (its queries fail, and PostgreSQL
+/// rolls back the open transaction when it sees the socket close) and COMMIT is never sent.
+final class StoreCall: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private var late = false
+    private var committed = false
+
+    /// Whether COMMIT was sent (the outcome is then the server's, whatever we hear).
+    var committing: Bool { lock.withLock { committed } }
+
+    /// The connection the call now uses; closed at once when the deadline has already passed.
+    func use(_ connection: PostgresConnection) throws {
+        let tooLate = lock.withLock { () -> Bool in
+            if !late { self.connection = connection }
+            return late
+        }
+        if tooLate {
+            let _: EventLoopFuture<Void> = connection.close()
+            throw CancellationError()
+        }
+    }
+
+    /// True, and COMMIT may be sent, unless the deadline has passed.
+    func mayCommit() -> Bool {
+        lock.withLock {
+            if late { return false }
+            committed = true
+            return true
+        }
+    }
+
+    /// The deadline passed: closes the connection; true when COMMIT had been sent.
+    func expire() -> Bool {
+        let (connection, committed) = lock.withLock { () -> (PostgresConnection?, Bool) in
+            late = true
+            return (self.connection, self.committed)
+        }
+        if let connection { let _: EventLoopFuture<Void> = connection.close() }
+        return committed
+    }
+}
+
+/// A pooled connection found closed before the batch was sent on it: take another.
+struct StaleConnection: Error {}

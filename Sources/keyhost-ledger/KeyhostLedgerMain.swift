@@ -58,6 +58,11 @@ struct Serve: ParsableCommand {
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))
             server.maxBodyBytes = maxBodyKib << 10
+            if let postgres = store as? PostgresLedgerStore {
+                // The store's own limit ends a deposit first, with a definite answer (nothing
+                // recorded); the service's is only a backstop.
+                server.depositTimeout = max(server.depositTimeout, postgres.callLimit + .seconds(5))
+            }
             let configured = server
             let name = store.displayName
             try blocking {
