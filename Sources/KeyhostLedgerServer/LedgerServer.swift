@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Hummingbird
 import KeyhostLedger
 import KeyhostRecord
@@ -81,10 +84,14 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     }
 
     /// 400 for what the client sent, 503 for the store (the client may retry: deposits are idempotent).
+    ///
+    /// A store failure's text names the database and the server's reason: that is for the operator
+    /// (standard error, where `serve` prints its address), not for whoever sent the request.
     static func failure(_ error: Error) -> Response {
         if let error = error as? LedgerError {
             switch error.kind {
             case "store":
+                operatorLog("the ledger's database failed: \(error.message)")
                 return json(.serviceUnavailable, LedgerJSON.error(kind: "store", message: "the ledger's database failed; try again"))
             case "timeout":
                 return json(.serviceUnavailable, LedgerJSON.error(kind: "timeout", message: error.message))
@@ -94,7 +101,13 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
                 return json(.badRequest, LedgerJSON.error(kind: error.kind, message: error.message, index: error.index))
             }
         }
+        operatorLog("a request failed unexpectedly: \(error)")
         return json(.internalServerError, LedgerJSON.error(kind: "internal", message: "the ledger failed unexpectedly; try again"))
+    }
+
+    /// One line on standard error for whoever runs the service (messages never hold a password).
+    static func operatorLog(_ line: String) {
+        fputs("keyhost-ledger: \(line)\n", stderr)
     }
 }
 

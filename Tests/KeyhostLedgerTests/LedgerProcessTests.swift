@@ -337,6 +337,24 @@ import Testing
         #expect(output.hasSuffix("sqlite\t0\n"), "\(output)")
     }
 
+    /// A store failure behind the HTTP service: the client is told only that the database failed
+    /// (not which database, nor why), and the operator's standard error gets the whole reason.
+    @Test func storeFailureIsForTheOperatorNotTheClient() throws {
+        let pg = try PostgresHarness.get()
+        let db = try pg.newDatabase()
+        let (server, address) = try Child.ledgerServer(db: Self.url(pg, db), issuers: [Self.issuerHex])
+        defer { server.kill(SIGTERM); server.wait() }
+        _ = try pg.query(db, "ALTER TABLE deposits RENAME TO deposits_moved")
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])
+        #expect(stats.wait() != 0)
+        #expect(stats.output.contains("the ledger's database failed; try again"), "\(stats.output)")
+        #expect(!stats.output.contains(db.database) && !stats.output.contains("deposits"), "\(stats.output)")
+        let deadline = Date().addingTimeInterval(10)
+        while !server.output.contains("keyhost-ledger: the ledger's database failed:") && Date() < deadline { usleep(20_000) }
+        let logged = server.output.components(separatedBy: "\n").first { $0.hasPrefix("keyhost-ledger: the ledger's database failed:") } ?? ""
+        #expect(logged.contains(db.database) && logged.contains("relation \"deposits\" does not exist") && logged.contains("42P01"), "\(server.output)")
+    }
+
     /// `keyhost token ledger serve` becomes keyhost-ledger (same pid, execve) and the URL's password is not on its command line.
     @Test func serveExecsKeyhostLedger() throws {
         let pg = try PostgresHarness.get()
