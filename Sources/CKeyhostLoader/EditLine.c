@@ -15,28 +15,8 @@ KH_FORWARD_VOID(edit, history_wend, (HistoryW *h), (h))
 
 // The variadic calls: each wrapper passes a fixed argument list, so calling through the variadic
 // pointer is the same call the header's declaration would make.
-static int (*wset_fn(void))(EditLine *, int, ...) {
-    static _Atomic(__typeof__(&el_wset)) cached;
-    __typeof__(&el_wset) fn = atomic_load_explicit(&cached, memory_order_acquire);
-    if (!fn) {
-        fn = (__typeof__(&el_wset))kh_library_symbol(&edit, "el_wset");
-        atomic_store_explicit(&cached, fn, memory_order_release);
-    }
-    return fn;
-}
-
-static int (*history_fn(void))(HistoryW *, HistEventW *, int, ...) {
-    static _Atomic(__typeof__(&history_w)) cached;
-    __typeof__(&history_w) fn = atomic_load_explicit(&cached, memory_order_acquire);
-    if (!fn) {
-        fn = (__typeof__(&history_w))kh_library_symbol(&edit, "history_w");
-        atomic_store_explicit(&cached, fn, memory_order_release);
-    }
-    return fn;
-}
-
-#define wset(...) wset_fn()(__VA_ARGS__)
-#define hist(...) history_fn()(__VA_ARGS__)
+#define wset(...) KH_RESOLVE(edit, el_wset)(__VA_ARGS__)
+#define hist(...) KH_RESOLVE(edit, history_w)(__VA_ARGS__)
 
 EditLine *kh_el_init(const char *program) { return el_init(program, stdin, stdout, stderr); }
 
@@ -47,7 +27,7 @@ int kh_el_set_editor(EditLine *el, const wchar_t *mode) { return wset(el, EL_EDI
 int kh_el_set_signal(EditLine *el, int on) { return wset(el, EL_SIGNAL, on); }
 
 int kh_el_set_history(EditLine *el, HistoryW *history) {
-    return wset(el, EL_HIST, history_fn(), history);  // libedit calls it back: it must be libedit's own history_w
+    return wset(el, EL_HIST, KH_RESOLVE(edit, history_w), history);  // libedit calls it back: it must be libedit's own history_w
 }
 
 int kh_el_add_function(EditLine *el, const wchar_t *name, const wchar_t *help, kh_el_command_fn fn) {
