@@ -43,19 +43,6 @@ func sameHeaderName(_ a: String, _ b: String) -> Bool {
     a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
 }
 
-/// `text` with %XX escapes decoded, nil if an escape is malformed or the result is not UTF-8
-/// (as Foundation's removingPercentEncoding).
-func removingPercentEncoding(_ text: String) -> String? {
-    var bytes = [UInt8]()
-    var input = Array(text.utf8)[...]
-    while let byte = input.popFirst() {
-        guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-        guard input.count >= 2, let high = Hex.nibble(input.removeFirst()), let low = Hex.nibble(input.removeFirst()) else { return nil }
-        bytes.append(high << 4 | low)
-    }
-    return String(validating: bytes, as: UTF8.self)
-}
-
 /// Waits until `fd` is ready for `events` or `deadline` passes (then throws "timed out").
 func waitForSocket(_ fd: Int32, events: Int32, deadline: UInt64) throws {
     while true {

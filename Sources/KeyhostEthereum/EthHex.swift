@@ -1,13 +1,6 @@
-/// Hex for Ethereum's byte fields: 0x-prefixed, lower-case on output.
+import KeyhostCrypto
 
-func hexNibble(_ c: UInt8) -> UInt8? {
-    switch c {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-}
+// Hex for Ethereum's byte fields: 0x-prefixed, lower-case on output (digits are read with KeyhostCrypto's Hex.nibble).
 
 private let hexAlphabet = Array("0123456789abcdef".utf8)
 
@@ -40,8 +33,8 @@ public enum EthHex {
         out.reserveCapacity(utf8.count / 2 - 1)
         var i = 2
         while i < utf8.count {
-            guard let hi = hexNibble(utf8[i]), let lo = hexNibble(utf8[i + 1]) else {
-                throw EthHexError("has a non-hex character at position \(hexNibble(utf8[i]) == nil ? i : i + 1); use 0-9 and a-f")
+            guard let hi = Hex.nibble(utf8[i]), let lo = Hex.nibble(utf8[i + 1]) else {
+                throw EthHexError("has a non-hex character at position \(Hex.nibble(utf8[i]) == nil ? i : i + 1); use 0-9 and a-f")
             }
             out.append(hi << 4 | lo)
             i += 2

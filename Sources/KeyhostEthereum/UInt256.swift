@@ -1,3 +1,5 @@
+import KeyhostCrypto
+
 /// An unsigned 256-bit integer: Ethereum's quantities (value, fees, chain id) do not fit in 64 bits.
 ///
 /// Only what transactions and EIP-712 need: parsing, printing, big-endian bytes and a little arithmetic.
@@ -165,7 +167,7 @@ public struct UInt256: Hashable, Comparable, Sendable, CustomStringConvertible {
         if utf8.count >= 2, utf8[0] == UInt8(ascii: "0"), utf8[1] | 0x20 == UInt8(ascii: "x") {
             guard utf8.count > 2 else { throw QuantityError.empty }
             for (i, c) in utf8.enumerated().dropFirst(2) {
-                guard let nibble = hexNibble(c) else { throw QuantityError.badDigit(position: i, hex: true) }
+                guard let nibble = Hex.nibble(c) else { throw QuantityError.badDigit(position: i, hex: true) }
                 guard let next = value.multipliedAdding(16, UInt64(nibble)) else { throw QuantityError.overflow(bits: 256) }
                 value = next
             }

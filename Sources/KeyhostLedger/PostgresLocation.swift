@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KeyhostCrypto
 
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the password may instead come from
 /// PGPASSWORD, and is never shown.
@@ -41,7 +42,7 @@ public struct PostgresLocation: Sendable, Equatable {
         let hostPart = rest[rest.index(after: at)...]
         if let colon = credentials.firstIndex(of: ":") {
             user = String(credentials[..<colon])
-            password = Self.percentDecoded(credentials[credentials.index(after: colon)...])
+            password = removingPercentEncoding(credentials[credentials.index(after: colon)...])
         } else {
             user = String(credentials)
             if let environment {
@@ -65,28 +66,6 @@ public struct PostgresLocation: Sendable, Equatable {
         }
         guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("?") else {
             throw LedgerError(kind: "location", message: "the PostgreSQL URL needs a user, a host and a database, and takes no options: \(usage)")
-        }
-    }
-
-    /// `%XX` escapes decoded; nil when an escape is malformed or the result is not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(Self.hexDigit), let low = iterator.next().flatMap(Self.hexDigit) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return Array(text.utf8) == bytes ? text : nil
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

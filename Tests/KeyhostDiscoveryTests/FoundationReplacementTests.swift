@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KeyhostCrypto
 @testable import KeyhostDiscovery
 
 /// The helpers that replaced Foundation proper in discovery (which keyhost no longer links), against Foundation itself.
