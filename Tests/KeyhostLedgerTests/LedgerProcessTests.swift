@@ -258,27 +258,9 @@ import Testing
             id[0] = UInt8(first)
             return try Fixtures.deposit(try Fixtures.token(id: id))
         }
-        let held = Hex.encode(chains[2].token.token.id), zeros = String(repeating: "00", count: 32)
-        var environment = LedgerProgram.environment(password: nil)
-        environment.append("PGAPPNAME=keyhost-test-holder")
-        let holder = try Child(pg.binaries + "/psql", [
-            "-h", "127.0.0.1", "-p", String(pg.port), "-U", "keyhost", "-d", db.database, "-c", """
-            BEGIN; INSERT INTO deposits (token_id, chain_hash, chain, issuer, value, unit, deposit_time)
-            VALUES ('\\x\(held)', '\\x\(zeros)', '\\x00', '\\x\(zeros)', 1, 'EUR-cent', 0); SELECT pg_sleep(300);
-            """,
-        ], environment: environment)
+        let holder = try pg.holdRow(chains[2].token.token.id, in: db, name: "keyhost-test-holder")
         let release = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder'"
         defer { _ = try? pg.query(db, release) }
-        func waitFor(_ sql: String, toBe expected: String, seconds: Double = 30) throws -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if try pg.query(db, sql) == expected { return true }
-                usleep(50_000)
-            }
-            return false
-        }
-        try #require(try waitFor("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'keyhost-test-holder' AND wait_event = 'PgSleep'", toBe: "1"),
-                     "\(holder.output)")
 
         let script = """
             local token = require "keyhost.token"
@@ -290,7 +272,7 @@ import Testing
             """
         let keyhost = try Child(Child.keyhost, ["-e", script])
         let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'"
-        try #require(try waitFor(waiting, toBe: "1"), "\(keyhost.output)")
+        try #require(try pg.waitFor(db, waiting, toBe: "1"), "\(keyhost.output)")
         let children = Self.ledgerChildren(of: keyhost.pid)
         try #require(children.count == 1 && keyhost.output == "open\n", "\(keyhost.output) \(children)")
 
@@ -305,7 +287,7 @@ import Testing
         _ = try pg.query(db, release)
         holder.wait()
         let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        #expect(try waitFor(others, toBe: "0", seconds: 10), "a connection to \(db.database) stayed open")
+        #expect(try pg.waitFor(db, others, toBe: "0", seconds: 10), "a connection to \(db.database) stayed open")
         #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "0")
     }
 

@@ -27,12 +27,12 @@ import Testing
             id[0] = UInt8(first)
             return try Fixtures.deposit(try Fixtures.token(id: id))
         }
-        let holder = try Self.holdRow(chains[2].token.token.id, pg: pg, db: db, name: "keyhost-test-terminate")
+        let holder = try pg.holdRow(chains[2].token.token.id, in: db, name: "keyhost-test-terminate")
         defer { _ = try? pg.query(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyhost-test-terminate'"); holder.wait() }
 
         let deposit = Task { try await ledger.deposit([chains[1], chains[2], chains[0]]) }
         let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'"
-        try #require(try Self.waitFor(pg, db, waiting, toBe: "1"))
+        try #require(try pg.waitFor(db, waiting, toBe: "1"))
         #expect(try pg.query(db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'") == "1")
         await #expect {
             _ = try await deposit.value
@@ -82,7 +82,7 @@ import Testing
         proxy.paused = false
         // The closed connections reach the server; it ends them, and holds only the first deposit.
         let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
-        #expect(try Self.waitFor(pg, db, others, toBe: "0"))
+        #expect(try pg.waitFor(db, others, toBe: "0"))
         #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "1")
         #expect(try await ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
         #expect(try await ledger.stats().tokens == 2)
@@ -117,31 +117,6 @@ import Testing
         proxy.paused = false
         let (status, object) = try await HTTPTests.call(base, "POST", "/v1/deposit", body: HTTPTests.body([chain]))
         #expect(status == 200 && (object["results"] as? [[String: Any]])?.first?["result"] as? String == "accepted", "\(object)")
-    }
-
-    /// A psql session that inserts `tokenID` and keeps its transaction open (the row locked).
-    static func holdRow(_ tokenID: [UInt8], pg: PostgresHarness, db: PostgresLocation, name: String) throws -> Child {
-        let zeros = String(repeating: "00", count: 32)
-        var environment = LedgerProgram.environment(password: nil)
-        environment.append("PGAPPNAME=\(name)")
-        let holder = try Child(pg.binaries + "/psql", [
-            "-h", "127.0.0.1", "-p", String(pg.port), "-U", "keyhost", "-d", db.database, "-c", """
-            BEGIN; INSERT INTO deposits (token_id, chain_hash, chain, issuer, value, unit, deposit_time)
-            VALUES ('\\x\(Hex.encode(tokenID))', '\\x\(zeros)', '\\x00', '\\x\(zeros)', 1, 'EUR-cent', 0); SELECT pg_sleep(300);
-            """,
-        ], environment: environment)
-        let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(name)' AND wait_event = 'PgSleep'"
-        guard try waitFor(pg, db, sleeping, toBe: "1") else { throw HarnessError("the row holder did not start: \(holder.output)") }
-        return holder
-    }
-
-    static func waitFor(_ pg: PostgresHarness, _ db: PostgresLocation, _ sql: String, toBe expected: String, seconds: Double = 30) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try pg.query(db, sql) == expected { return true }
-            usleep(50_000)
-        }
-        return false
     }
 }
 
