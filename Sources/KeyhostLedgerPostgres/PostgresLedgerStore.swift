@@ -259,27 +259,27 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         return try await withDeadline(callLimit, late: { self.late(call, operation: operation) }) {
             var attempt = 0
             while true {
-            attempt += 1
-            do {
-                return try await self.client.withConnection { connection in
-                    try call.use(connection)
-                    var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
-                    let rows = try await connection.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: self.logger)
-                    for try await (unit, count, total) in rows.decode((String, Int, String).self) {
-                        stats.tokens += count
-                        stats.tokensByUnit[unit] = count
-                        stats.totals[unit] = total
+                attempt += 1
+                do {
+                    return try await self.client.withConnection { connection in
+                        try call.use(connection)
+                        var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
+                        let rows = try await connection.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: self.logger)
+                        for try await (unit, count, total) in rows.decode((String, Int, String).self) {
+                            stats.tokens += count
+                            stats.tokensByUnit[unit] = count
+                            stats.totals[unit] = total
+                        }
+                        for try await count in try await connection.query("SELECT count(*) FROM double_spends", logger: self.logger).decode(Int.self) {
+                            stats.doubleSpends = count
+                        }
+                        return stats
                     }
-                    for try await count in try await connection.query("SELECT count(*) FROM double_spends", logger: self.logger).decode(Int.self) {
-                        stats.doubleSpends = count
-                    }
-                    return stats
+                } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
+                    continue  // the pool handed out a connection a late call had closed
+                } catch {
+                    throw self.wrap(error, operation: operation)
                 }
-            } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
-                continue  // the pool handed out a connection a late call had closed
-            } catch {
-                throw self.wrap(error, operation: operation)
-            }
             }
         }
     }
