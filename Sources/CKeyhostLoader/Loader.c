@@ -1,4 +1,3 @@
-#include "CKeyhostLoader.h"
 #include "Loader.h"
 
 #include <dlfcn.h>
@@ -31,11 +30,4 @@ void *kh_library_symbol(kh_library *library, const char *name) {
     void *symbol = dlsym(handle, name);
     if (!symbol) fail(library, name, dlerror());
     return symbol;
-}
-
-int kh_library_loaded(const char *soname) {
-    void *handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
-    if (!handle) return 0;
-    dlclose(handle);  // balances the reference RTLD_NOLOAD took
-    return 1;
 }

@@ -6,8 +6,8 @@
 // libcrypto alone costs about as much as Lua's whole start-up. Each of those libraries' functions
 // that keyhost calls is defined in this target under its own name (OpenSSL.c, SQLite.c, EditLine.c)
 // and forwards to the real one, so the Swift code calls the C API as declared in its header.
-
-/// Whether the library with this soname has been loaded by the loader (for tests and --version).
-int kh_library_loaded(const char *soname);
+//
+// Nothing here is called from Swift: the targets that use those libraries depend on this one so
+// that its definitions are linked in. Tests/e2e/test_lazy_libraries.py watches the loading.
 
 #endif
