@@ -87,6 +87,9 @@ final class PostgresHarness: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else: the server lives on, and a pipe another test has open at this moment (a
+        // Python oracle's stdin) would otherwise stay open in it, and that oracle never see EOF.
+        closeOtherDescriptors(&actions)
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0

@@ -16,6 +16,9 @@ final class Child: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // No other descriptor: servers and psql holders outlive the moment, and must not keep
+        // another test's pipes open (see PostgresHarness.shell).
+        closeOtherDescriptors(&actions)
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
@@ -78,4 +81,16 @@ func temporaryFile(_ text: String, suffix: String = ".txt") throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)\(suffix)").path
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     return path
+}
+
+/// Adds "close every descriptor from 3 up" to `actions` (glibc's posix_spawn_file_actions_addclosefrom_np,
+/// which Swift's Glibc module does not declare). A child spawned while another test has a pipe
+/// open would otherwise keep that pipe's end open for as long as it lives.
+func closeOtherDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+        fatalError("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
+    }
+    let status = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+    precondition(status == 0, "posix_spawn_file_actions_addclosefrom_np: \(status)")
 }
