@@ -77,7 +77,7 @@ let package = Package(
         // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
         // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite",
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite", "KeyhostWorkerProcess",
         ]),
         // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerPostgres", dependencies: [
@@ -94,17 +94,20 @@ let package = Package(
         // ledger serve` execs it, a postgres:// ledger runs in it as a child (`keyhost-ledger pipe`).
         .executableTarget(name: "keyhost-ledger", dependencies: [
             "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens",
-            "KeyhostCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
-        .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto", "CKeyhostProcess"]),
+        .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto", "CKeyhostProcess", "KeyhostWorkerProcess"]),
+        // Starting worker processes and talking to them (no Lua here): wallets run tokens through
+        // it, and verifiers (payees, ledgers, keyhost-ledger) re-run programs to check transfers.
+        .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "CKeyhostProcess"]),
         .target(name: "CKeyhostProcess"),
 
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
-            "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard",
+            "KeyhostWorkerProcess", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard",
         ], swiftSettings: onlyImportedMembers),
 
         .executableTarget(
@@ -112,7 +115,7 @@ let package = Package(
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
-                "KeyhostPlayer", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
+                "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every
@@ -131,17 +134,21 @@ let package = Package(
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBitcoinCard"]),
         .executableTarget(
             name: "keyhost-token-bench",
-            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
+            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
         ),
 
-        .executableTarget(name: "keyhost-ledger-bench", dependencies: ["KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto"]),
+        .executableTarget(name: "keyhost-ledger-bench", dependencies: [
+            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess",
+        ]),
 
         // Test helpers shared by test targets (a loopback HTTP server).
         .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
 
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
-        .testTarget(name: "KeyhostCLITests", dependencies: ["keyhost", "KeyhostTestSupport", "KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto"]),
+        .testTarget(name: "KeyhostCLITests", dependencies: [
+            "keyhost", "KeyhostTestSupport", "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostTokens", "KeyhostCrypto",
+        ]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
@@ -153,6 +160,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: [
             "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost",
+            "KeyhostWorkerProcess",
         ]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),

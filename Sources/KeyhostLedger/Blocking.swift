@@ -18,3 +18,11 @@ public func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws ->
 private final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, Error>?
 }
+
+/// Runs blocking work (waiting on worker processes) on a Dispatch thread and awaits it, so that
+/// Swift's cooperative pool keeps its few threads for the work that needs them.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}

@@ -8,6 +8,8 @@ import KeyhostTokens
 ///
 /// Rules for a chain to be recorded, all checked before anything is written:
 /// - the chain verifies (issuer signature, every link's index, predecessor and signer);
+/// - a run of the token's program made every link: the ledger re-runs it for each one
+///   (`TransferRuns`), so a link its holder signed by hand is refused;
 /// - the token's issuer is one this ledger serves;
 /// - it is a deposit: the last link, and only the last, goes to the issuer's deposit key;
 /// - the token was valid at the deposit link's time: `not_before <= time < expires`. The link's
@@ -22,9 +24,13 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
     /// The most chains one deposit may carry.
     public static var maxBatch: Int { 1000 }
     private let clock: @Sendable () -> Int64
+    /// Re-runs a token's program (a worker process); called from several threads at once.
+    private let programs: @Sendable (RunRequest) -> RunOutcome
 
-    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], maxClockSkew: Int64 = 300,
-                clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
+    /// `programs` runs token programs to check that each link was made by one; the ledger is the
+    /// issuer's, so bytecode programs its issuers signed are run too.
+    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], programs: @escaping @Sendable (RunRequest) -> RunOutcome,
+                maxClockSkew: Int64 = 300, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
         guard !issuers.isEmpty else {
             throw LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
         }
@@ -32,6 +38,7 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
         self.store = store
         self.maxClockSkew = maxClockSkew
         self.clock = clock
+        self.programs = programs
     }
 
     /// Reads armoured chains (`khchain1:…`); a bad one is an error naming its position.
@@ -54,8 +61,12 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
             throw LedgerError(kind: "limit", message: "\(chains.count) chains in one deposit is more than the limit of \(Self.maxBatch); send them in smaller batches")
         }
         let now = clock()
-        let records = try chains.enumerated().map { index, chain in
-            do { return try check(chain, now: now) } catch let error as LedgerError { throw error.at(index) }
+        // Re-running programs blocks on worker processes: off Swift's cooperative pool, so that a
+        // server's other requests (health, stats) keep their threads.
+        let records = try await offPool {
+            try chains.enumerated().map { index, chain in
+                do { return try self.check(chain, now: now) } catch let error as LedgerError { throw error.at(index) }
+            }
         }
         let outcomes: [StoreOutcome<Chain.Proof>] = try await store.record(records) { record, recorded in
             try Self.conflict(record, recorded: recorded, chains: chains)
@@ -94,6 +105,13 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
         }
         guard time <= now + maxClockSkew else {
             throw LedgerError(kind: "future_time", message: "token \(id): the deposit link's time \(time) is more than \(maxClockSkew) s after the ledger's clock (\(now)); check the depositing wallet's clock")
+        }
+        do {
+            try chain.verifyTransferRuns(runner: programs)
+        } catch let error as TokenError {
+            throw LedgerError(kind: error.kind, message: "token \(id): \(error.message)")
+        } catch {
+            throw LedgerError(kind: "unauthorised_transfer", message: "token \(id): \(error)")
         }
         return DepositRecord(
             tokenID: token.id, chainHash: chain.hash, chain: chain.encoded, issuer: token.issuer.bytes,

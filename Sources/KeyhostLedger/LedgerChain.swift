@@ -17,6 +17,8 @@ public protocol LedgerChain: Sendable {
     var lastLinkTime: Int64? { get }
     /// Throws when a signature, a link's index, predecessor or token id does not hold.
     func verify() throws
+    /// Throws unless a run of the token's program made every link (`runner` re-runs it).
+    func verifyTransferRuns(runner: (RunRequest) -> RunOutcome) throws
     /// The last link, and only the last, goes to `issuer`'s deposit key.
     func isDeposit(for issuer: XOnlyPublicKey) -> Bool
 

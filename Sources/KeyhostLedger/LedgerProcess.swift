@@ -14,6 +14,7 @@
 import KeyhostCrypto
 import KeyhostRecord
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,8 @@ public final class LedgerProcess: TokenLedgerConnection {
     static let maxAnswerBytes = 256 << 20
 
     /// Starts `keyhost-ledger pipe` for `location` and waits until it has connected (or says why not).
-    public init(location: PostgresLocation, issuers: [XOnlyPublicKey], program: String? = nil) throws {
+    /// `worker`: the keyhost whose `token _worker` the child re-runs deposited programs with.
+    public init(location: PostgresLocation, issuers: [XOnlyPublicKey], worker: String, program: String? = nil) throws {
         displayName = location.display
         issuerCount = issuers.count
         let executable = try program ?? LedgerProgram.path()
@@ -59,7 +61,7 @@ public final class LedgerProcess: TokenLedgerConnection {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let arguments = [executable, "pipe", "--db", location.display] + issuers.flatMap { ["--issuer", Hex.encode($0.bytes)] }
-        let environment = LedgerProgram.environment(password: location.password)
+        let environment = LedgerProgram.environment(password: location.password, worker: worker)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer {
@@ -255,16 +257,18 @@ public enum LedgerProgram {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// This process's environment for the child, with PGPASSWORD set to `password` (or removed).
-    public static func environment(password: String?) -> [String] {
+    /// This process's environment for the child, with PGPASSWORD set to `password` (or removed)
+    /// and `KEYHOST_WORKER` to the keyhost that re-runs deposited programs.
+    public static func environment(password: String?, worker: String) -> [String] {
         var out: [String] = []
         var entry = environ
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
-            if !text.hasPrefix("PGPASSWORD=") { out.append(text) }
+            if !text.hasPrefix("PGPASSWORD="), !text.hasPrefix(WorkerProgram.environmentName + "=") { out.append(text) }
             entry += 1
         }
         if let password { out.append("PGPASSWORD=" + password) }
+        out.append(WorkerProgram.environmentName + "=" + worker)
         return out
     }
 }

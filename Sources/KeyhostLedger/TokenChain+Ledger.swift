@@ -11,6 +11,11 @@ extension TokenChain: LedgerChain {
 
     public func isDeposit(for issuer: XOnlyPublicKey) -> Bool { token.token.issuer == issuer && isDeposit }
 
+    /// The ledger is its issuers' own: it runs the bytecode they signed.
+    public func verifyTransferRuns(runner: (RunRequest) -> RunOutcome) throws {
+        try TransferRuns.verify(self, bytecodeAllowed: true, runner: runner)
+    }
+
     /// Exactly one `khchain1:` item.
     public init(armored text: String) throws {
         let chains = try TokenChain.chains(in: Array(text.utf8))

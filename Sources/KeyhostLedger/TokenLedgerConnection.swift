@@ -1,5 +1,6 @@
 import KeyhostCrypto
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 /// An issuer's ledger as keyhost's CLI and Lua use it, opened on its database: a SQLite file is
 /// verified and recorded in this process; a PostgreSQL database in a `keyhost-ledger` child
@@ -21,13 +22,14 @@ public protocol TokenLedgerConnection: AnyObject {
 
 public enum TokenLedgers {
     /// Opens `sqlite:FILE` or `postgres://…` (creating the tables when missing). With no issuers
-    /// the ledger only answers `stats`.
-    public static func open(_ text: String, issuers: [XOnlyPublicKey]) throws -> any TokenLedgerConnection {
+    /// the ledger only answers `stats`. `worker`: the keyhost executable that re-runs deposited
+    /// tokens' programs (`keyhost token _worker`).
+    public static func open(_ text: String, issuers: [XOnlyPublicKey], worker: String) throws -> any TokenLedgerConnection {
         switch try LedgerLocation(text) {
         case .sqlite(let path):
-            return try LocalTokenLedger(store: try SQLiteLedgerStore(path: path), issuers: issuers)
+            return try LocalTokenLedger(store: try SQLiteLedgerStore(path: path), issuers: issuers, worker: worker)
         case .postgres(let location):
-            return try LedgerProcess(location: location, issuers: issuers)
+            return try LedgerProcess(location: location, issuers: issuers, worker: worker)
         }
     }
 
@@ -42,9 +44,11 @@ public final class LocalTokenLedger: TokenLedgerConnection {
     public let displayName: String
     public let issuerCount: Int
 
-    public init(store: any LedgerStore, issuers: [XOnlyPublicKey]) throws {
+    /// `worker`: the keyhost executable whose `token _worker` re-runs programs for verification.
+    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], worker: String) throws {
         self.store = store
-        ledger = issuers.isEmpty ? nil : try TokenLedger(store: store, issuers: issuers)
+        let pool = WorkerPool(executable: worker)
+        ledger = issuers.isEmpty ? nil : try TokenLedger(store: store, issuers: issuers, programs: pool.run)
         displayName = store.displayName
         issuerCount = issuers.count
     }

@@ -38,7 +38,12 @@ public struct ReceiptVerifier {
         if let expires = token.expires, receipt.now >= expires {
             report.problems.append("the receipt's time \(receipt.now) is not before the token's expiry \(expires)")
         }
-        do { try receipt.chain.verify() } catch { report.problems.append("the token's transfer chain does not hold: \(error)") }
+        do {
+            try receipt.chain.verify()
+            try TransferRuns.verify(receipt.chain, limits: limits, bytecodeAllowed: bytecodeAllowed, runner: runner)
+        } catch {
+            report.problems.append("the token's transfer chain does not hold: \(error)")
+        }
         let request = RunRequest(
             token: receipt.token, arguments: receipt.arguments, now: receipt.now,
             limits: limits.capping(receipt.token.token.policy), bytecodeAllowed: bytecodeAllowed,

@@ -1,5 +1,6 @@
 import CKeyhostProcess
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 #if canImport(Glibc)
 import Glibc

@@ -47,6 +47,17 @@ public struct FraudProof: Equatable, Sendable {
         return holder
     }
 
+    /// Checks the proof as `verify()` does, and that a run of the token's program made every link
+    /// in it (`TransferRuns`): a link signed by hand proves nothing about the program's holder.
+    @discardableResult
+    public func verify(limits: RunLimits = .walletDefault, bytecodeAllowed: Bool, runner: (RunRequest) -> RunOutcome) throws -> PublicKey {
+        let holder = try verify()
+        try TransferRuns.verify(TokenChain(token: token, transfers: common + [a]), limits: limits, bytecodeAllowed: bytecodeAllowed, runner: runner)
+        try TransferRuns.verify(TokenChain(token: token, transfers: common + [b]), links: common.count..<(common.count + 1), limits: limits,
+                                bytecodeAllowed: bytecodeAllowed, runner: runner)
+        return holder
+    }
+
     public var encoded: [UInt8] {
         CBOREncoder.encode(.map([
             CBORPair(.text("v"), .unsigned(1)),

@@ -62,7 +62,8 @@ public struct TokenChain: Equatable, Sendable {
 
     public var armored: String { ProtocolSignature.armor(Self.armorPrefix, encoded) }
 
-    static let maxEncodedBytes = TokenLimits.maxEncodedBytes + maxLinks * 512
+    /// A token and 64 links, each with its run's arguments.
+    static let maxEncodedBytes = TokenLimits.maxEncodedBytes + maxLinks * (512 + TokenLimits.maxArgumentsBytes)
 
     /// Parses strictly; call `verify()` to check signatures.
     public init(encoded bytes: [UInt8]) throws {
@@ -85,18 +86,28 @@ public struct TokenChain: Equatable, Sendable {
         try ProtocolSignature.unarmor(text, prefix: armorPrefix, source: source, limit: maxEncodedBytes * 64).map(TokenChain.init(encoded:))
     }
 
-    /// The chain with one more link, signed by the current holder's key.
-    public func appending(to next: PublicKey, time: Int64, receipt: [UInt8], sign: ([UInt8]) throws -> [UInt8]) throws -> TokenChain {
+    /// The chain with one more link, signed by the current holder's key. `receipt` must be the id
+    /// of the run that made the transfer (`Receipt.digest`), or verifiers refuse the link.
+    public func appending(to next: PublicKey, time: Int64, arguments: CBORValue = .map([]), receipt: [UInt8],
+                          sign: ([UInt8]) throws -> [UInt8]) throws -> TokenChain {
         guard transfers.count < Self.maxLinks else {
             throw TokenError("limit", "the token has been transferred \(transfers.count) times, the most a chain may hold")
         }
         let unsigned = Transfer(tokenID: token.token.id, index: UInt64(transfers.count), previous: previousHash(at: transfers.count),
-                                to: next, time: time, receipt: receipt, signature: [])
+                                to: next, time: time, arguments: arguments, receipt: receipt, signature: [])
         let link = Transfer(tokenID: unsigned.tokenID, index: unsigned.index, previous: unsigned.previous, to: next, time: time,
-                            receipt: receipt, signature: try sign(unsigned.digest))
+                            arguments: arguments, receipt: receipt, signature: try sign(unsigned.digest))
         guard link.isSigned(by: currentHolder) else {
             throw TokenError("chain", "the transfer was not signed by the current holder \(currentHolder)")
         }
         return TokenChain(token: token, transfers: transfers + [link])
+    }
+
+    /// The chain handed on by a run with `arguments` at `time` that emitted `effects` and called
+    /// `t.transfer(next)`: the link names that run's receipt.
+    public func appending(to next: PublicKey, time: Int64, arguments: CBORValue = .map([]), effects: [CBORValue],
+                          sign: ([UInt8]) throws -> [UInt8]) throws -> TokenChain {
+        let receipt = Receipt(chain: self, arguments: arguments, now: time, effects: effects, transferTo: next)
+        return try appending(to: next, time: time, arguments: arguments, receipt: receipt.digest, sign: sign)
     }
 }

@@ -1,9 +1,12 @@
 import KeyhostCrypto
 
 /// One link of a token's chain: the holder at position `index` hands the token to `to`
-/// (docs/payments.md). Signed by that holder.
+/// (docs/payments.md). Signed by that holder, and valid only as the result of a run of the
+/// token's program: the link names the run's arguments and time, and the id of its receipt, so
+/// that a verifier can re-run the program and see it hand the token to `to` (`TransferRuns`).
 public struct Transfer: Equatable, Sendable {
-    public static let tag = "keyhost/transfer/v1"
+    public static let formatVersion: UInt64 = 2
+    public static let tag = "keyhost/transfer/v2"
 
     public let tokenID: [UInt8]
     public let index: UInt64
@@ -12,16 +15,20 @@ public struct Transfer: Equatable, Sendable {
     public let to: PublicKey
     /// The `now` of the run that made the transfer.
     public let time: Int64
-    /// The id of that run's receipt.
+    /// The arguments of that run: a map with text keys.
+    public let arguments: CBORValue
+    /// The id of that run's receipt (`Receipt.digest`), which commits to the run's effects.
     public let receipt: [UInt8]
     public let signature: [UInt8]
 
-    public init(tokenID: [UInt8], index: UInt64, previous: [UInt8], to: PublicKey, time: Int64, receipt: [UInt8], signature: [UInt8]) {
+    public init(tokenID: [UInt8], index: UInt64, previous: [UInt8], to: PublicKey, time: Int64, arguments: CBORValue = .map([]),
+                receipt: [UInt8], signature: [UInt8]) {
         self.tokenID = tokenID
         self.index = index
         self.previous = previous
         self.to = to
         self.time = time
+        self.arguments = arguments
         self.receipt = receipt
         self.signature = signature
     }
@@ -29,12 +36,13 @@ public struct Transfer: Equatable, Sendable {
     /// The signed map.
     public var body: CBORValue {
         .map([
-            CBORPair(.text("v"), .unsigned(1)),
+            CBORPair(.text("v"), .unsigned(Self.formatVersion)),
             CBORPair(.text("token_id"), .bytes(tokenID)),
             CBORPair(.text("index"), .unsigned(index)),
             CBORPair(.text("previous"), .bytes(previous)),
             CBORPair(.text("to"), .bytes(to.compressed)),
             CBORPair(.text("time"), .int(time)),
+            CBORPair(.text("args"), arguments),
             CBORPair(.text("receipt"), .bytes(receipt)),
         ])
     }
@@ -51,10 +59,21 @@ public struct Transfer: Equatable, Sendable {
     public func isSigned(by holder: PublicKey) -> Bool { ProtocolSignature.isValid(signature, by: holder, digest: digest) }
 
     /// Reads a link strictly (fields, lengths, a valid key); the signature is read, not checked.
+    /// A version 1 link is recognised only to be refused: it names no run, so it could be signed
+    /// by hand without the token's program.
     public init(envelope value: CBORValue) throws {
         let (body, signature) = try ProtocolSignature.envelope(value, body: "transfer", what: "a transfer")
-        guard case .map(let pairs) = body, pairs.count == 7 else { throw TokenError("encoding", "a transfer has exactly 7 fields") }
-        guard case .unsigned(1)? = body["v"] else { throw TokenError.field("transfer.v", "only version 1 is read") }
+        if case .unsigned(1)? = body["v"] {
+            throw TokenError("old_format", """
+                the chain holds a format 1 transfer, which does not show the run of the token's program that made it \
+                (such a link can be signed by hand, without the program); keyhost accepts only format \(Self.formatVersion) \
+                transfers: ask the payer to pay again with a current keyhost
+                """)
+        }
+        guard case .map(let pairs) = body, pairs.count == 8 else { throw TokenError("encoding", "a transfer has exactly 8 fields") }
+        guard case .unsigned(Self.formatVersion)? = body["v"] else {
+            throw TokenError.field("transfer.v", "only version \(Self.formatVersion) is read")
+        }
         guard case .bytes(let id)? = body["token_id"], id.count == 32 else { throw TokenError.field("transfer.token_id", "must be 32 bytes") }
         guard case .unsigned(let index)? = body["index"] else { throw TokenError.field("transfer.index", "must be a non-negative integer") }
         guard case .bytes(let previous)? = body["previous"], previous.count == 32 else { throw TokenError.field("transfer.previous", "must be 32 bytes") }
@@ -62,7 +81,10 @@ public struct Transfer: Equatable, Sendable {
             throw TokenError.field("transfer.to", "must be a 33-byte compressed public key")
         }
         guard let time = body["time"]?.int64 else { throw TokenError.field("transfer.time", "must be an integer") }
+        guard let arguments = body["args"], case .map = arguments, CBOREncoder.encode(arguments).count <= TokenLimits.maxArgumentsBytes else {
+            throw TokenError.field("transfer.args", "must be a map of at most \(TokenLimits.maxArgumentsBytes) bytes encoded")
+        }
         guard case .bytes(let receipt)? = body["receipt"], receipt.count == 32 else { throw TokenError.field("transfer.receipt", "must be 32 bytes") }
-        self.init(tokenID: id, index: index, previous: previous, to: key, time: time, receipt: receipt, signature: signature)
+        self.init(tokenID: id, index: index, previous: previous, to: key, time: time, arguments: arguments, receipt: receipt, signature: signature)
     }
 }

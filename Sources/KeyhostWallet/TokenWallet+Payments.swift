@@ -105,6 +105,14 @@ extension TokenWallet {
         }
         let total = candidates.reduce(UInt64(0)) { $0 + $1.token.token.value }
         guard total >= remaining else {
+            // Tokens another run holds PENDING (a second 'pay' of this request, say) may come back.
+            let pending = try store.tokens().filter { stored in
+                let t = stored.token.token
+                return stored.state == .pending && t.unit == request.unit && accepted.contains(t.issuer.bytes)
+            }.reduce(UInt64(0)) { $0 &+ $1.token.token.value }
+            if pending > 0 && total &+ pending >= remaining {
+                throw WalletError(kind: "payment_race", message: "paying \(remaining) \(request.unit) needs tokens another run of this wallet holds PENDING now (\(pending) \(request.unit); another 'pay' at the same time, say); nothing was spent: pay the request again when it has ended")
+            }
             throw WalletError(kind: "insufficient", message: "paying \(remaining) \(request.unit) takes more than the \(total) \(request.unit) this wallet holds from the issuers the request accepts; nothing was spent")
         }
         guard let picked = CoinSelection.exact(remaining, from: candidates.map { $0.token.token.value }, maxCount: freeKeys.count) else {
@@ -137,8 +145,9 @@ extension TokenWallet {
     }
 
     /// Checks every chain against the request this wallet made and stores the tokens HELD; a
-    /// payment received twice changes nothing.
-    public func receive(_ payment: Payment, now: Int64) throws -> Received {
+    /// payment received twice changes nothing. `runner` re-runs each token's program for every
+    /// link of its chain: a link no run of the program made is refused (`TransferRuns`).
+    public func receive(_ payment: Payment, now: Int64, runner: (RunRequest) -> RunOutcome) throws -> Received {
         guard let request = try store.request(id: payment.requestID) else {
             throw WalletError(kind: "unknown_request", message: "this payment answers a request this wallet did not make (request \(Hex.encode(payment.requestID.prefix(6)))…); nothing was received")
         }
@@ -159,6 +168,12 @@ extension TokenWallet {
                 throw WalletError(kind: "expired", message: "\(name) expired at \(UTCTime.iso8601(expires)); nothing was received")
             }
             try check(chain)
+            do {
+                // check() refused bytecode from an issuer this wallet does not trust.
+                try TransferRuns.verify(chain, limits: maxLimits, bytecodeAllowed: true, runner: runner)
+            } catch let error as TokenError {
+                throw WalletError(kind: error.kind, message: "\(name): \(error.message); nothing was received")
+            }
         }
         guard Set(payment.chains.map(\.token.token.id)).count == payment.chains.count else {
             throw WalletError(kind: "invalid", message: "the payment holds the same token twice; nothing was received")
@@ -189,8 +204,17 @@ extension TokenWallet {
             }
             if !issuers.contains(issuer) { issuers.append(issuer) }
         }
-        return try issuers.flatMap { try store.outgoing(requestID: Self.depositRequestID(issuer: $0)) }
+        let chains = try issuers.flatMap { try store.outgoing(requestID: Self.depositRequestID(issuer: $0)) }
             .filter { chain in ids.contains(chain.token.token.id) }
+        // A token named here that has no deposit chain went another way: say so, never an empty answer.
+        for id in ids where !chains.contains(where: { $0.token.token.id == id }) {
+            let state = try store.token(id: id)?.state
+            let name = "token \(Hex.encode(Array(id.prefix(6))))…"
+            throw WalletError(kind: "not_held", message: state == .pending
+                ? "\(name) is PENDING in another run of this wallet; nothing was written: try again when that run has ended"
+                : "\(name) was already spent another way (paid away or run), so this wallet has no deposit chain for it; nothing was written: its chain is with whoever it was paid to")
+        }
+        return chains
     }
 }
 

@@ -193,7 +193,8 @@ public final class TokenWallet {
         var outgoing: (requestID: [UInt8], chain: TokenChain)?
         if let transfer {
             do {
-                outgoing = (transfer.requestID, try chain.appending(to: transfer.to, time: now, receipt: signedReceipt.id, sign: key.sign))
+                outgoing = (transfer.requestID, try chain.appending(to: transfer.to, time: now, arguments: arguments, receipt: signedReceipt.id,
+                                                                    sign: key.sign))
             } catch {
                 throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the transfer; it stays HELD: \(error)")
             }

@@ -5,6 +5,11 @@
 //   keyhost-ledger-bench sqlite FILE COUNT            sequential deposits into a new SQLite ledger
 //   keyhost-ledger-bench postgres URL COUNT CLIENTS   CLIENTS concurrent depositors, direct
 //   keyhost-ledger-bench http BASE COUNT CLIENTS      CLIENTS concurrent POST /v1/deposit
+//   keyhost-ledger-bench floor COUNT                  the checks alone, on one thread: signatures
+//                                                     and the program re-runs each deposit needs
+// Each chain has three links, each made by a run of its program, which the ledger re-runs (in the
+// keyhost worker next to this program, or KEYHOST_WORKER). `--signatures-only` after the mode's
+// arguments skips the re-runs, as ledgers did before they checked them (for the before/after figure).
 // Prints `deposit_ns <wall ns per deposit>`.
 
 import Foundation
@@ -15,6 +20,7 @@ import KeyhostCrypto
 import KeyhostLedger
 import KeyhostLedgerPostgres
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 let issuer = try! PrivateKey(bytes: Array(repeating: 0x51, count: 32))
 let holders = (0..<3).map { try! PrivateKey(bytes: Array(repeating: UInt8(0x61 + $0), count: 32)) }
@@ -24,14 +30,21 @@ func chains(_ count: Int) throws -> [TokenChain] {
     return try (0..<count).map { _ in
         let token = try SignedToken.issue(Token(
             id: (0..<32).map { _ in UInt8.random(in: 0...255) }, issuer: issuer.publicKey.xOnly, value: 100, unit: "EUR-cent",
-            program: TokenProgram(kind: .luaSource, code: Array("return".utf8)), holder: holders[0].publicKey), issuerKey: issuer)
+            program: TokenProgram(kind: .luaSource, code: Array("local t = ... t.transfer(t.transfer_to)".utf8)), holder: holders[0].publicKey),
+            issuerKey: issuer)
         var chain = TokenChain(token: token)
         let path = [holders[1].publicKey, holders[2].publicKey, TokenChain.depositKey(issuer: issuer.publicKey.xOnly)]
         for (i, next) in path.enumerated() {
-            chain = try chain.appending(to: next, time: now, receipt: Array(repeating: UInt8(i), count: 32)) { try ProtocolSignature.sign($0, with: holders[i]) }
+            chain = try chain.appending(to: next, time: now, effects: []) { try ProtocolSignature.sign($0, with: holders[i]) }
         }
         return chain
     }
+}
+
+/// Re-runs in `pool`, or (before issue 19's rule) takes every link as made by its program.
+func programRunner(_ pool: WorkerPool, skippingRuns: Bool) -> @Sendable (RunRequest) -> RunOutcome {
+    if skippingRuns { return { _ in .completed(effects: [], transferred: true) } }
+    return { pool.run($0) }
 }
 
 /// Runs `clients` workers over `items`, each taking the next item; the wall time in ns per item.
@@ -66,10 +79,27 @@ func fail(_ text: String) -> Never {
     exit(1)
 }
 
-let args = CommandLine.arguments
+let signaturesOnly = CommandLine.arguments.contains("--signatures-only")
+let args = CommandLine.arguments.filter { $0 != "--signatures-only" }
 guard args.count >= 2 else { fail("usage: issuer | sqlite FILE COUNT | postgres URL COUNT CLIENTS | http BASE COUNT CLIENTS") }
 if args[1] == "issuer" {
     print(Hex.encode(issuer.publicKey.xOnly.bytes))
+    exit(0)
+}
+let pool = WorkerPool(executable: (try? WorkerProgram.path()) ?? "keyhost", maxWorkers: 4)
+let programs = programRunner(pool, skippingRuns: signaturesOnly)
+if args[1] == "floor" {
+    guard args.count >= 3, let count = Int(args[2]) else { fail("missing COUNT") }
+    let work = try chains(count)
+    let runner = WorkerRunner(executable: pool.executable, runsPerWorker: 1000)
+    let start = ContinuousClock.now
+    let check: (RunRequest) -> RunOutcome = signaturesOnly ? programs : runner.run
+    for chain in work {
+        try chain.verify()
+        try TransferRuns.verify(chain, bytecodeAllowed: true, runner: check)
+    }
+    let elapsed = ContinuousClock.now - start
+    print("check_ns \(Double(elapsed.components.seconds) * 1e9 / Double(count) + Double(elapsed.components.attoseconds) / 1e9 / Double(count))")
     exit(0)
 }
 guard args.count >= 4, let count = Int(args[3]) else { fail("missing COUNT") }
@@ -85,7 +115,7 @@ do {
             if case .postgres(let pg) = location { return try await PostgresLedgerStore(location: pg, maxConnections: clients) }
             return try await location.open()
         }()
-        let ledger = try TokenLedger(store: store, issuers: [issuer.publicKey.xOnly])
+        let ledger = try TokenLedger(store: store, issuers: [issuer.publicKey.xOnly], programs: programs)
         ns = try await timed(work, clients: clients) { chain in
             guard try await ledger.deposit([chain]).first?.name == "accepted" else { fail("a deposit was not accepted") }
         }

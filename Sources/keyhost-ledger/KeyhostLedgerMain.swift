@@ -10,6 +10,7 @@ import KeyhostLedgerCommand
 import KeyhostLedgerPostgres
 import KeyhostLedgerServer
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 @main
 struct KeyhostLedgerMain: ParsableCommand {
@@ -55,8 +56,10 @@ struct Serve: ParsableCommand {
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             let issuers = try LedgerIssuers.parse(options.issuer)
             let location = try LedgerLocation(options.db)
+            // Each deposit re-runs its tokens' programs in keyhost's worker: find it before listening.
+            let programs = WorkerPool(executable: try WorkerProgram.path())
             let store = try blocking { try await location.open() }
-            var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))
+            var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, programs: programs.run))
             server.maxBodyBytes = maxBodyKib << 10
             if let postgres = store as? PostgresLedgerStore {
                 // The store's own limit ends a deposit first, with a definite answer (nothing

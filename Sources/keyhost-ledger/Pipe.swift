@@ -4,6 +4,7 @@ import KeyhostLedger
 import KeyhostLedgerPostgres
 import KeyhostRecord
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 /// `keyhost-ledger pipe --db URL [--issuer HEX…]`: a ledger for the keyhost process that started
 /// it, one line of JSON per request on standard input and per answer on standard output (the
@@ -31,7 +32,7 @@ struct Pipe: ParsableCommand {
             let issuers = try LedgerIssuers.parse(issuer, required: false)
             let location = try LedgerLocation(db)
             let store = try blocking { try await location.open() }
-            ledger = try LocalTokenLedger(store: store, issuers: issuers)
+            ledger = try LocalTokenLedger(store: store, issuers: issuers, worker: try issuers.isEmpty ? "" : WorkerProgram.path())
         } catch {
             Self.answer(Self.failure(error))
             throw ExitCode(1)

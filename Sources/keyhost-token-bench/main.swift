@@ -18,6 +18,7 @@ import KeyhostPlayer
 import KeyhostSQLite
 import KeyhostTokens
 import KeyhostWallet
+import KeyhostWorkerProcess
 
 #if canImport(Glibc)
 import Glibc
@@ -180,7 +181,7 @@ if wanted("pay_receive_10_us") {
         let request = try b.makeRequest(amount: 10, unit: "pt", issuers: [issuer.publicKey.xOnly], keys: 10, expires: 2_000_000_000,
                                         now: 1_900_000_000, signer: signerB)
         let payment = try a.pay(request, now: 1_900_000_000, signer: signerA, runner: runner.run)
-        _ = try b.receive(payment, now: 1_900_000_000)
+        _ = try b.receive(payment, now: 1_900_000_000, runner: runner.run)
         times.append(wallSeconds() - t0)
     }
     print("pay_receive_10_us \(median(times) * 1e6) us")

@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import Testing
+import KeyhostWorkerProcess
 
 /// Token runs in a worker process: the real keyhost worker, and stand-ins that crash or hang.
 @Suite struct WorkerRunnerTests {

@@ -2,6 +2,7 @@ import Foundation
 import KeyhostCrypto
 import KeyhostLedger
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 /// Real chains signed with real keys: an issuer, holders, and deposits to the issuer's deposit key.
 enum Fixtures {
@@ -9,11 +10,17 @@ enum Fixtures {
     static let otherIssuer = try! PrivateKey(bytes: Array(repeating: 0x52, count: 32))
     static let keys = (0..<6).map { try! PrivateKey(bytes: Array(repeating: UInt8(0x61 + $0), count: 32)) }
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    /// The built keyhost, whose worker re-runs programs for the ledgers under test.
+    static let worker = try! WorkerProgram.path()
+    static let programs = WorkerPool(executable: worker)
+    /// Hands the token on when asked to, and emits nothing: a link's receipt is then that of a run
+    /// with no effects (`pass`).
+    static let transferring = TokenProgram(kind: .luaSource, code: Array("local t = ... if t.transfer_to then t.transfer(t.transfer_to) end".utf8))
 
     static func token(id: [UInt8]? = nil, value: UInt64 = 100, unit: String = "EUR-cent", issuer: PrivateKey = issuer,
                       expires: Int64? = nil) throws -> SignedToken {
         let token = Token(id: id ?? randomID(), issuer: issuer.publicKey.xOnly, value: value, unit: unit, expires: expires,
-                          program: TokenProgram(kind: .luaSource, code: Array("return".utf8)), holder: keys[0].publicKey)
+                          program: transferring, holder: keys[0].publicKey)
         return try SignedToken.issue(token, issuerKey: issuer)
     }
 
@@ -21,9 +28,7 @@ enum Fixtures {
 
     /// `chain` handed on by the key at `from` (an index into `keys`) to `to`.
     static func pass(_ chain: TokenChain, from: Int, to next: PublicKey, time: Int64 = now - 60) throws -> TokenChain {
-        try chain.appending(to: next, time: time, receipt: Array(repeating: UInt8(from), count: 32)) {
-            try ProtocolSignature.sign($0, with: keys[from])
-        }
+        try chain.appending(to: next, time: time, effects: []) { try ProtocolSignature.sign($0, with: keys[from]) }
     }
 
     static func depositKey(_ issuer: PrivateKey = issuer) -> PublicKey { TokenChain.depositKey(issuer: issuer.publicKey.xOnly) }

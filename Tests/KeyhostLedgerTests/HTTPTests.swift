@@ -18,7 +18,7 @@ import Testing
 
     static func start(maxBody: Int = 64 << 10) async throws -> Running {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
-        var server = LedgerServer(ledger: try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [Fixtures.issuer.publicKey.xOnly]))
+        var server = LedgerServer(ledger: try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run))
         server.maxBodyBytes = maxBody
         let configured = server
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -22,7 +22,7 @@ import Testing
 
     func ledger() throws -> (TokenLedger, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
-        return (try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [issuer.publicKey.xOnly]), path)
+        return (try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [issuer.publicKey.xOnly], programs: Fixtures.programs.run), path)
     }
 
     @Test func depositOnceThenDoubleSpendWithProof() async throws {
@@ -32,10 +32,10 @@ import Testing
         let now = Int64(Date().timeIntervalSince1970)
         let payeeB = PrivateKey.generate(), payeeC = PrivateKey.generate()
         let deposit = TokenChain.depositKey(issuer: issuer.publicKey.xOnly)
-        let viaB = try TokenChain(token: signed).appending(to: payeeB.publicKey, time: now, receipt: secureRandomBytes(32), sign: sign(payer))
-            .appending(to: deposit, time: now, receipt: secureRandomBytes(32), sign: sign(payeeB))
-        let viaC = try TokenChain(token: signed).appending(to: payeeC.publicKey, time: now, receipt: secureRandomBytes(32), sign: sign(payer))
-            .appending(to: deposit, time: now, receipt: secureRandomBytes(32), sign: sign(payeeC))
+        let viaB = try TokenChain(token: signed).appending(to: payeeB.publicKey, time: now, effects: [], sign: sign(payer))
+            .appending(to: deposit, time: now, effects: [], sign: sign(payeeB))
+        let viaC = try TokenChain(token: signed).appending(to: payeeC.publicKey, time: now, effects: [], sign: sign(payer))
+            .appending(to: deposit, time: now, effects: [], sign: sign(payeeC))
 
         #expect(try await ledger.deposit([viaB]).map(\.name) == ["accepted"])
         #expect(try await ledger.deposit([viaB]).map(\.name) == ["already_deposited"])

@@ -110,7 +110,7 @@ import Testing
         let pg = try PostgresHarness.get()
         let db = try pg.newDatabase(owner: PostgresHarness.passwordUser)
         let server = "127.0.0.1:\(pg.port)", user = PostgresHarness.passwordUser
-        let environment = LedgerProgram.environment(password: nil)
+        let environment = LedgerProgram.environment(password: nil, worker: Fixtures.worker)
         let refusals: [(url: String, reason: String)] = [
             ("postgres://keyhost:hunter22@\(server)/no_such_db", """
                 database "no_such_db" does not exist (SQLSTATE 3D000); create it (createdb -h 127.0.0.1 -p \(pg.port) -U keyhost no_such_db) \
@@ -172,7 +172,7 @@ import Testing
     @Test func passwordGoesInTheEnvironmentNotArgv() throws {
         let pg = try PostgresHarness.get()
         let db = try pg.newDatabase()
-        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db, password: "pa%3Ass")), issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db, password: "pa%3Ass")), issuers: [Fixtures.issuer.publicKey.xOnly], worker: Fixtures.worker)
         defer { ledger.close() }
         let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(ledger.pid)/cmdline")), as: UTF8.self)
         #expect(cmdline.contains("keyhost-ledger\0pipe\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--issuer\0\(Self.issuerHex)"), "\(cmdline)")
@@ -187,7 +187,7 @@ import Testing
     @Test func killedChildIsAClearErrorNotAHang() throws {
         let pg = try PostgresHarness.get()
         let db = try pg.newDatabase()
-        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db)), issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db)), issuers: [Fixtures.issuer.publicKey.xOnly], worker: Fixtures.worker)
         #expect(try ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
         kill(ledger.pid, SIGKILL)
         let start = Date()
@@ -210,7 +210,7 @@ import Testing
     /// ledger opened at the REPL survives a Ctrl-C at the prompt.
     @Test func childIgnoresSIGINT() throws {
         let pg = try PostgresHarness.get()
-        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, try pg.newDatabase())), issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, try pg.newDatabase())), issuers: [Fixtures.issuer.publicKey.xOnly], worker: Fixtures.worker)
         defer { ledger.close() }
         kill(ledger.pid, SIGINT)
         usleep(100_000)

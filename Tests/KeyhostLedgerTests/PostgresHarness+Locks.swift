@@ -7,7 +7,7 @@ extension PostgresHarness {
     /// transaction open (the row locked) until its backend is terminated.
     func holdRow(_ tokenID: [UInt8], in db: PostgresLocation, name: String) throws -> Child {
         let zeros = String(repeating: "00", count: 32)
-        var environment = LedgerProgram.environment(password: nil)
+        var environment = LedgerProgram.environment(password: nil, worker: Fixtures.worker)
         environment.append("PGAPPNAME=\(name)")
         let holder = try Child(binaries + "/psql", [
             "-h", "127.0.0.1", "-p", String(port), "-U", "keyhost", "-d", db.database, "-c", """

@@ -8,7 +8,7 @@ import Testing
     @Test func anotherSQLiteReaderFindsTheLedgerIntact() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let ledger = try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try TokenLedger(store: try SQLiteLedgerStore(path: path), issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run)
         let token = try Fixtures.token(value: 250)
         _ = try await ledger.deposit([try Fixtures.deposit(token, via: 2)])
         _ = try await ledger.deposit([try Fixtures.deposit(token, via: 3)])  // a double spend

@@ -19,7 +19,7 @@ import Testing
         let pg = try PostgresHarness.get()
         let db = try pg.newDatabase()
         let store = try await PostgresLedgerStore(location: db)
-        let ledger = try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run)
         defer { Task { await store.close() } }
         // Deposits go in token-id order: the first two are inserted before the third waits.
         let chains = try [0x00, 0x01, 0xff].map { first -> TokenChain in
@@ -59,7 +59,7 @@ import Testing
         location.port = proxy.port
         location.password = "hunter22"
         let store = try await PostgresLedgerStore(location: location, callLimit: Self.limit)
-        let ledger = try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly])
+        let ledger = try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run)
         defer { Task { await store.close() } }
         #expect(try await ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
 
@@ -97,7 +97,7 @@ import Testing
         var location = db
         location.port = proxy.port
         let store = try await PostgresLedgerStore(location: location, callLimit: Self.limit)
-        let server = LedgerServer(ledger: try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly]))
+        let server = LedgerServer(ledger: try TokenLedger(store: store, issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run))
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
         defer { task.cancel(); Task { await store.close() } }

@@ -20,7 +20,7 @@ import Testing
     }
 
     static func ledger(_ backend: String) async throws -> TokenLedger {
-        try TokenLedger(store: try await store(backend), issuers: [Fixtures.issuer.publicKey.xOnly])
+        try TokenLedger(store: try await store(backend), issuers: [Fixtures.issuer.publicKey.xOnly], programs: Fixtures.programs.run)
     }
 
     @Test(arguments: backends) func acceptedThenAlreadyDepositedThenDoubleSpend(backend: String) async throws {

@@ -477,14 +477,10 @@ def test_payer_refusals_spend_nothing(world):
     assert set(a.states().values()) == {"HELD"}
 
 
-def link(body_to, token_bytes, links, key, time_=None, receipt=None):
-    """A transfer signed by `key` (coincurve) continuing `links`."""
-    token = cbor2.loads(token_bytes)["token"]
-    previous = hashlib.sha256(token_bytes).digest() if not links else hashlib.sha256(oracle.canonical(links[-1])).digest()
-    body = {"v": 1, "token_id": token["id"], "index": len(links), "previous": previous, "to": body_to,
-            "time": time_ or int(time.time()), "receipt": receipt or os.urandom(32)}
-    sig = oracle.compact(key.sign(oracle.tagged("keyhost/transfer/v1", oracle.canonical(body)), hasher=None))
-    return {"transfer": body, "sig": sig}
+def link(body_to, token_bytes, links, key, time_=None, receipt=None, args=None):
+    """A transfer signed by `key` (coincurve) continuing `links`; with no `receipt`, the receipt of the run
+    the token's program makes (chain_oracle computes it from docs/payments.md)."""
+    return oracle.make_link(token_bytes, links, key, body_to, time_ or int(time.time()), args=args, receipt=receipt)
 
 
 def payment_text(request_id, chains):
@@ -708,3 +704,40 @@ def test_deposit_takes_wallet_token_ids_and_can_be_repeated(world):
     [(request_id, chain)] = a.outgoing().values()
     check_deposit_chain("khchain1:" + base64.urlsafe_b64encode(cbor2.dumps(chain, canonical=True)).decode().rstrip("="), world.issuer_x)
     assert len(rows(a.path, "SELECT token_id FROM runs")) == 1
+
+
+def hold_pending(wallet, token_id):
+    """Marks a token PENDING in a run owned by this (live) test process, as another 'pay' would."""
+    with open("/proc/self/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    db = sqlite3.connect(wallet.path)
+    try:
+        db.execute("UPDATE tokens SET state = 'PENDING', run_id = ?, owner_pid = ?, owner_start = ?, owner_boot = ?, pending_since = ? "
+                   "WHERE id = ?", (os.urandom(16), os.getpid(), start, boot, int(time.time()), bytes.fromhex(token_id)))
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_a_pay_that_needs_tokens_pending_in_another_run_says_payment_race(world):
+    a, b = world.wallet("a"), world.wallet("b")
+    [busy, _] = a.withdraw([20, 5])
+    hold_pending(a, busy)
+    req_path, _ = b.request(20, keys=2)
+    before = a.snapshot()
+    refused(a.pay(req_path), "PENDING", "another 'pay'", "pay the request again")
+    assert a.snapshot() == before
+    # Really more than the wallet has, pending included: still 'insufficient'.
+    more, _ = b.request(100, keys=2)
+    refused(a.pay(more), "more than the 5", "nothing was spent")
+
+
+def test_deposit_chains_of_a_token_paid_away_says_so(world):
+    a, b = world.wallet("a"), world.wallet("b")
+    [tid] = a.withdraw([30])
+    paid(world, a, b, 30)
+    target = world.fresh("deposit")
+    refused(a.kh("token", "deposit-chains", tid, "-o", target), "already spent another way", "nothing was written")
+    assert not os.path.exists(target)

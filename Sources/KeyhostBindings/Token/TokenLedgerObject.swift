@@ -2,6 +2,7 @@ import KeyhostCrypto
 import KeyhostLedger
 import KeyhostTokens
 import LuaRuntime
+import KeyhostWorkerProcess
 
 /// `keyhost.token.ledger`: an issuer's ledger opened directly on its database, as
 /// `keyhost token deposit --ledger sqlite:FILE|postgres://…` does: a SQLite file is verified and
@@ -44,7 +45,7 @@ final class TokenLedgerObject: LuaObject {
         let issuers = try list.array.enumerated().map { n, value in
             try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
         }
-        return try tokenCall { TokenLedgerObject(try TokenLedgers.open(text, issuers: issuers)) }
+        return try tokenCall { TokenLedgerObject(try TokenLedgers.open(text, issuers: issuers, worker: WorkerRunner.currentExecutable)) }
     }
 
     static let luaMethods: [String: LuaMethod<TokenLedgerObject>] = [

@@ -4,6 +4,7 @@ import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
+import KeyhostWorkerProcess
 
 /// `keyhost.token`: issue, parse and inspect one-time tokens, check receipts, and open token wallets
 /// (`token.wallet.create/open`) that import and run them. Programs run in a worker process (the
@@ -59,8 +60,11 @@ enum TokenModule {
             }
             module.function("verify_proof") { ctx in
                 let text = try PaymentArguments.text(ctx, 1, what: "proof ('khproof1:…')")
+                let opts = try Options(ctx, 2, allowed: ["trust_bytecode"])
                 let proof = try tokenCall { try FraudProof(armored: text, source: "proof") }
-                return try ctx.return(.table(PaymentTables.proofReport(proof)))
+                let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+                let report = PaymentTables.proofReport(proof, bytecodeAllowed: try opts.boolean("trust_bytecode") ?? false, runner: runner.run)
+                return try ctx.return(.table(report))
             }
             module.submodule("ledger") { ledger in
                 ledger.function("open") { ctx in

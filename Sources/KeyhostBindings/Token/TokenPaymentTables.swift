@@ -56,9 +56,9 @@ enum PaymentTables {
     }
 
     /// `{valid, key, token_id, position, issuer}` for a proof that holds; `{valid = false, problem}` otherwise.
-    static func proofReport(_ proof: FraudProof) -> LuaTable {
+    static func proofReport(_ proof: FraudProof, bytecodeAllowed: Bool, runner: (RunRequest) -> RunOutcome) -> LuaTable {
         do {
-            let signer = try proof.verify()
+            let signer = try proof.verify(bytecodeAllowed: bytecodeAllowed, runner: runner)
             return LuaTable([
                 "valid": .boolean(true), "key": .string(signer.compressed), "token_id": .string(proof.token.token.id),
                 "position": .integer(Int64(proof.common.count)), "issuer": .string(proof.token.token.issuer.bytes),

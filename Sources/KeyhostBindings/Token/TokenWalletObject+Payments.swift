@@ -3,6 +3,7 @@ import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
+import KeyhostWorkerProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,8 @@ extension TokenWalletObject {
         "receive": { object, ctx in
             let wallet = try object.live()
             let payment = try PaymentArguments.payment(ctx, 2)
-            let received = try tokenCall { try wallet.receive(payment, now: Int64(time(nil))) }
+            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+            let received = try tokenCall { try wallet.receive(payment, now: Int64(time(nil)), runner: runner.run) }
             return try ctx.return(.table(LuaTable([
                 "amount": TokenTables.amount(received.amount),
                 "requested": TokenTables.amount(received.request.amount),

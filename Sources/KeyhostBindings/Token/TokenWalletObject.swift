@@ -4,6 +4,7 @@ import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
+import KeyhostWorkerProcess
 #if canImport(Glibc)
 import Glibc
 #endif

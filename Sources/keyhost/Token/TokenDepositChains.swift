@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
+import KeyhostWorkerProcess
 
 /// `keyhost token deposit-chains ID…`: hands HELD tokens to their issuer (one run each, a transfer
 /// to the issuer's deposit key) and prints the deposit chains, one `khchain1:` a line, for

@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
+import KeyhostWorkerProcess
 
 /// `keyhost token keys --count N`: one-time exchange keys to be paid to.
 struct TokenKeys: ParsableCommand {
@@ -126,7 +127,8 @@ struct TokenReceive: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let parsed = try Payment(armored: try readTokenFile(payment), source: payment)
-            let received = try options.open().receive(parsed, now: currentUnixTime())
+            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+            let received = try options.open().receive(parsed, now: currentUnixTime(), runner: runner.run)
             if json {
                 try printJSON([
                     "amount": received.amount, "requested": received.request.amount, "unit": received.request.unit, "complete": received.complete,

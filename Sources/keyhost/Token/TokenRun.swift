@@ -4,6 +4,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
+import KeyhostWorkerProcess
 
 /// `keyhost token run ID`: runs a token once, in a worker process, and commits its effects.
 struct TokenRun: ParsableCommand {

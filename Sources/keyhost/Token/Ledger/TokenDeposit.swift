@@ -4,6 +4,7 @@ import KeyhostLedger
 import KeyhostPlayer
 import KeyhostRecord
 import KeyhostTokens
+import KeyhostWorkerProcess
 
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ struct TokenDeposit: ParsableCommand {
                 var line = "\(row.tokenID)  \(String(row.result.map { $0 == "_" ? " " : $0 }))"
                 if row.result == "double_spend" {
                     failed = true
-                    guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify() else {
+                    guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? checkedSigner(proof) else {
                         throw Failure.message("token \(row.tokenID): the ledger said double spend but sent no proof that verifies")
                     }
                     fields.append(("signer", .string(Hex.encode(signer.compressed))))
@@ -85,6 +86,13 @@ struct TokenDeposit: ParsableCommand {
             if json { print(Record.object([("results", .array(out))]).json()) }
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// The key a ledger's proof shows signed twice, checked here (programs re-run) rather than
+    /// taken on the ledger's word.
+    private func checkedSigner(_ proof: FraudProof) throws -> PublicKey {
+        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+        return try proof.verify(bytecodeAllowed: true, runner: runner.run)
     }
 
     private func viaService(_ armored: [String]) throws -> [LedgerResultRow] {
@@ -108,7 +116,7 @@ struct TokenDeposit: ParsableCommand {
     /// Into the database: SQLite in this process, PostgreSQL through a keyhost-ledger child.
     private func direct(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
         let issuers = try LedgerIssuers.parse(issuer)
-        let connection = try TokenLedgers.open(ledger, issuers: issuers)
+        let connection = try TokenLedgers.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable)
         defer { connection.close() }
         var rows: [LedgerResultRow] = []
         var start = 0
@@ -150,6 +158,7 @@ struct TokenVerifyProof: ParsableCommand {
         abstract: "Check a double-spend proof ('khproof1:'): prints the token id and the key that signed twice; exit 1 if invalid."
     )
     @Argument(help: ArgumentHelp("A file holding one proof, or - for standard input.", valueName: "file")) var file: String
+    @Flag(help: "Allow the token's program to be bytecode (only for issuers you trust).") var trustBytecode = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -158,7 +167,10 @@ struct TokenVerifyProof: ParsableCommand {
             let signer: PublicKey
             do {
                 proof = try FraudProof(armored: try readTokenFile(file), source: file)
-                signer = try proof.verify()
+                // Every link in the proof must come from a run of the token's program: a link
+                // signed by hand shows nothing about who spent the token.
+                let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+                signer = try proof.verify(bytecodeAllowed: trustBytecode, runner: runner.run)
             } catch let error as TokenError {
                 throw Failure.message("\(file): not a valid double-spend proof: \(error.message)")
             }

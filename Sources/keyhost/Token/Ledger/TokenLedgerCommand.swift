@@ -2,6 +2,7 @@ import ArgumentParser
 import KeyhostLedger
 import KeyhostLedgerCommand
 import KeyhostRecord
+import KeyhostWorkerProcess
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ struct TokenLedgerServe: ParsableCommand {
             }
             let arguments = [program, "serve"] + options.arguments(db: database)
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password).map { strdup($0) } + [nil]
+            let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password, worker: WorkerRunner.currentExecutable).map { strdup($0) } + [nil]
             fflush(stdout)
             execve(program, argv, envp)
             throw Failure.message("cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
@@ -58,7 +59,7 @@ struct TokenLedgerStats: ParsableCommand {
             let stats: LedgerStats
             switch (db, ledger) {
             case (let db?, nil):
-                let connection = try TokenLedgers.open(db, issuers: [])
+                let connection = try TokenLedgers.open(db, issuers: [], worker: WorkerRunner.currentExecutable)
                 defer { connection.close() }
                 stats = try connection.stats()
             case (nil, let url?):

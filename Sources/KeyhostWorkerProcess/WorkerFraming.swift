@@ -4,12 +4,12 @@ import Glibc
 
 /// Messages between the wallet and its worker: a 4-byte big-endian length, then that many bytes.
 /// Reads refuse a length above the caller's limit before allocating anything.
-enum WorkerFraming {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public enum WorkerFraming {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static func write(_ bytes: [UInt8], to fd: Int32) throws {
+    public static func write(_ bytes: [UInt8], to fd: Int32) throws {
         let n = UInt32(bytes.count)
         let frame = [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
         var written = 0
@@ -24,7 +24,7 @@ enum WorkerFraming {
     }
 
     /// Reads one frame; `deadline` (monotonic seconds) bounds the wait, nil waits forever.
-    static func read(from fd: Int32, limit: Int, deadline: Double? = nil) throws -> [UInt8]? {
+    public static func read(from fd: Int32, limit: Int, deadline: Double? = nil) throws -> [UInt8]? {
         guard let header = try readExactly(4, from: fd, deadline: deadline) else { return nil }
         let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
         guard length <= limit else { throw Failure(description: "the worker sent \(length) bytes, more than the limit of \(limit)") }
@@ -34,7 +34,7 @@ enum WorkerFraming {
         return body
     }
 
-    struct Timeout: Error {}
+    public struct Timeout: Error {}
 
     private static func readExactly(_ count: Int, from fd: Int32, deadline: Double?) throws -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -62,7 +62,7 @@ enum WorkerFraming {
         return bytes
     }
 
-    static func monotonicSeconds() -> Double {
+    public static func monotonicSeconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

@@ -12,32 +12,32 @@ import Glibc
 /// By default every run gets a fresh process. `runsPerWorker` above 1 keeps a worker warm for
 /// that many runs (each in a fresh Lua state), which saves the process start (milliseconds for a
 /// dynamically linked binary) at the price of runs sharing an address space: a worker is retired
-/// after any run that did not complete, so only runs that ended cleanly are followed by another.
-public final class WorkerRunner {
+/// after any run that did not complete, and after any bytecode program (Lua does not verify
+/// bytecode), so only source programs that ended cleanly are followed by another.
+///
+/// One thread at a time (`WorkerPool` hands each runner to one caller).
+public final class WorkerRunner: @unchecked Sendable {
     /// The keyhost executable to start (`/proc/self/exe` from the CLI).
     public let executable: String
     /// Time for the worker to start and answer, on top of the run's own limit.
     public var grace: Double = 2
     /// Runs one worker process serves before it is replaced (1: a fresh process per run).
     public let runsPerWorker: Int
+    /// What follows the executable on the worker's command line.
+    public let arguments: [String]
 
     private var worker: Worker?
 
-    public init(executable: String, runsPerWorker: Int = 1) {
+    public init(executable: String, arguments: [String] = ["token", "_worker"], runsPerWorker: Int = 1) {
         self.executable = executable
+        self.arguments = arguments
         self.runsPerWorker = max(1, runsPerWorker)
     }
 
     deinit { worker?.retire() }
 
     /// The running keyhost binary.
-    public static var currentExecutable: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return "keyhost" }
-        buffer[n] = 0
-        return String(cString: buffer)
-    }
+    public static var currentExecutable: String { WorkerProgram.current }
 
     public func run(_ request: RunRequest) -> RunOutcome {
         // SIGPIPE would end the wallet if the worker died before reading; writes report EPIPE instead.
@@ -45,7 +45,7 @@ public final class WorkerRunner {
         defer { signal(SIGPIPE, previous) }
         var started = false
         if worker == nil {
-            switch Worker.start(executable: executable, serving: runsPerWorker > 1) {
+            switch Worker.start(executable: executable, arguments: arguments, serving: runsPerWorker > 1) {
             case .success(let w): worker = w; started = true
             case .failure(let error): return .failed(kind: "crashed", message: error.description)
             }
@@ -53,7 +53,7 @@ public final class WorkerRunner {
         guard let current = worker else { return .failed(kind: "crashed", message: "no worker") }
         let outcome = current.exchange(request, grace: grace)
         current.runs += 1
-        var retire = current.runs >= runsPerWorker
+        var retire = current.runs >= runsPerWorker || request.token.token.program.kind == .luaBytecode
         if case .failed(let kind, _) = outcome {
             retire = true
             // A warm worker that died between runs (killed from outside, say) gets one fresh try.
@@ -89,7 +89,7 @@ public final class WorkerRunner {
 
         struct StartError: Error, CustomStringConvertible { let description: String }
 
-        static func start(executable: String, serving: Bool) -> Result<Worker, StartError> {
+        static func start(executable: String, arguments: [String], serving: Bool) -> Result<Worker, StartError> {
             var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
             guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
             guard khp_pipe_cloexec(&fromChild) == 0 else {
@@ -102,7 +102,7 @@ public final class WorkerRunner {
             posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
             posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-            let argv = [executable, "token", "_worker"] + (serving ? ["--serve"] : [])
+            let argv = [executable] + arguments + (serving ? ["--serve"] : [])
             var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
             defer { for p in cArgs { free(p) } }
             var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there

@@ -1,0 +1,34 @@
+import Dispatch
+import KeyhostTokens
+import Synchronization
+
+/// Warm workers shared by threads that re-run programs to verify transfers (a ledger taking many
+/// deposits at once). A run takes an idle worker, or starts one while fewer than `maxWorkers`
+/// exist, and waits otherwise; each worker serves `runsPerWorker` runs and is replaced sooner
+/// after a failed or bytecode run (`WorkerRunner`).
+public final class WorkerPool: Sendable {
+    public let executable: String
+    public let arguments: [String]
+    public let maxWorkers: Int
+    private let idle = Mutex<[WorkerRunner]>([])
+    private let slots: DispatchSemaphore
+    private let runsPerWorker: Int
+
+    public init(executable: String, arguments: [String] = ["token", "_worker"], maxWorkers: Int = 4, runsPerWorker: Int = 1000) {
+        self.executable = executable
+        self.arguments = arguments
+        self.maxWorkers = max(1, maxWorkers)
+        self.runsPerWorker = runsPerWorker
+        slots = DispatchSemaphore(value: self.maxWorkers)
+    }
+
+    public func run(_ request: RunRequest) -> RunOutcome {
+        slots.wait()
+        defer { slots.signal() }
+        let runner = idle.withLock { $0.popLast() }
+            ?? WorkerRunner(executable: executable, arguments: arguments, runsPerWorker: runsPerWorker)
+        let outcome = runner.run(request)
+        idle.withLock { $0.append(runner) }
+        return outcome
+    }
+}
