@@ -54,6 +54,8 @@ public enum BoundedFile {
         result.reserveCapacity(min(expected, limit))
         let chunk = 1 << 16
         var buffer = [UInt8](repeating: 0, count: chunk)
+        // The caller may be reading a secret (a mnemonic on standard input): leave no copy behind.
+        defer { for i in buffer.indices { buffer[i] = 0 } }
         while true {
             // One byte past the limit is enough to know the file is too large.
             let wanted = min(chunk, limit - result.count + 1)

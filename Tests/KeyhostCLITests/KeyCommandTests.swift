@@ -331,6 +331,16 @@ import Testing
         let valid = try Self.object(try Self.key(["mnemonic", "check", "--json"]).stdout)
         #expect(valid["valid"] as? Bool == true)
         #expect(valid["words"] as? Int == 12)
+
+        // A 300-word phrase is too long the same way from standard input as from the environment.
+        let long = Array(repeating: "abandon", count: 300).joined(separator: " ")
+        for (args, env, stdin) in [(["--stdin"], [String: String](), long), (["--mnemonic-env", "W"], ["W": long], "")] {
+            let checked = try Self.key(["mnemonic", "check", "--json"] + args, env: env, stdin: stdin)
+            #expect(checked.status == 1, "\(args): \(checked.stderr)")
+            let answer = try Self.object(checked.stdout)
+            #expect(answer["valid"] as? Bool == false && answer["problem"] as? String == "too_long", "\(args): \(checked.stdout)")
+            #expect(!checked.stdout.contains("abandon") && !checked.stderr.contains("abandon"))
+        }
     }
 
     // MARK: - Secrets and usage errors

@@ -84,11 +84,15 @@ struct KeyMnemonic: ParsableCommand {
 
         func run() throws {
             try KeyFailure.run {
-                let phrase = try read()
-                let text = phrase.text
+                // Far more than any phrase on standard input is still a phrase that is too long, as
+                // it is from --mnemonic-env: the same verdict, not a read error.
+                let phrase: SecretBytes?
+                do { phrase = try read() } catch is StandardInputTooLong { phrase = nil }
+                let text = phrase?.text ?? ""
                 var out: [String: Any] = [:]
                 let verdict: String
                 do {
+                    guard phrase != nil else { throw MnemonicError.tooLong(Self.standardInputLimit + 1, limit: InputLimit.mnemonic) }
                     let mnemonic = try Mnemonic(phrase: text)
                     let count = mnemonic.entropy.count * 3 / 4
                     out = ["valid": true, "words": count]
@@ -118,13 +122,20 @@ struct KeyMnemonic: ParsableCommand {
             }
         }
 
+        static let standardInputLimit = 64 << 10
+        struct StandardInputTooLong: Error {}
+
         private func read() throws -> SecretBytes {
             guard stdin else {
                 return try SecretEnvironment.mnemonic(variable: mnemonicEnv, alternatives: ", or pipe it with --stdin").phrase
             }
-            // One byte over the limit is enough for the parser to name the limit; the copy is wiped at once.
+            // Read well past the phrase limit so the parser names the length; the copy is wiped at once.
             var bytes: [UInt8]
-            do { bytes = try BoundedFile.readStandardInput(limit: InputLimit.mnemonic + 1) } catch {
+            do {
+                bytes = try BoundedFile.readStandardInput(limit: Self.standardInputLimit)
+            } catch let error as BoundedFile.ReadError where error.problem.hasPrefix("file is larger") {
+                throw StandardInputTooLong()
+            } catch {
                 throw Failure.kind("io", "cannot read the mnemonic from standard input: \(error)")
             }
             defer { for i in bytes.indices { bytes[i] = 0 } }
