@@ -1,6 +1,9 @@
 import KeyhostBindings
+import KeyhostLedger
 import KeyhostPCSC
 import KeyhostRecord
+import KeyhostTokens
+import KeyhostWallet
 import LuaRuntime
 
 /// An error as the JSON object `--json` prints on standard error: `{"error": {"kind", "message", …fields}}`.
@@ -19,6 +22,13 @@ enum ErrorJSON {
             // The kind card sessions give PC/SC failures in Lua, plus the PC/SC code for scripts to branch on.
             fields.append(("kind", .string("transport")))
             fields.append(("pcsc_code", .string(error.code.name ?? "0x" + String(error.code.rawValue, radix: 16))))
+        // The domain errors' own kinds (`unauthorised_transfer`, `double_spend`, …), as Lua sees them.
+        case let error as LedgerError:
+            fields.append(("kind", .string(error.kind)))
+        case let error as TokenError:
+            fields.append(("kind", .string(error.kind)))
+        case let error as WalletError:
+            fields.append(("kind", .string(error.kind)))
         case let error as LuaErrorConvertible:
             if case .object(let extra)? = Record(lua: .table(error.luaErrorFields)) {
                 fields += extra.filter { $0.0 != "message" }
