@@ -299,6 +299,7 @@ static int p_openlibs(lua_State *L) {
     }
     kh_install_guards(L);
     kh_install_metering(L);
+    if (sandbox == 2) kh_install_determinism(L);
     return 0;
 }
 
@@ -421,6 +422,7 @@ void kh_begin_run(lua_State *L) {
     h->budget_hit = 0;
     h->time_hit = 0;
     h->cap_hit = 0;
+    h->stack_hit = 0;
     h->interrupted = 0;
     h->interrupt_hit = 0;
     h->deadline = h->time_limit > 0 ? kh_now() + h->time_limit : 0;

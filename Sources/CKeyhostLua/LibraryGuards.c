@@ -29,8 +29,10 @@ static void check_c_stack(lua_State *L) {
         }
         if (h->stack_low == NULL) return;
     }
-    if ((uintptr_t)&here < (uintptr_t)h->stack_low + KH_STACK_RESERVE)
+    if ((uintptr_t)&here < (uintptr_t)h->stack_low + KH_STACK_RESERVE) {
+        h->stack_hit = 1;
         luaL_error(L, "C stack overflow (coroutines closed inside one another too deeply)");
+    }
 }
 
 // Runs the C function kept in upvalue `index` in this call frame: the stack

@@ -33,6 +33,9 @@ void kh_install_guards(lua_State *L);
 /// Installs the metered library functions in a sandbox state (under lua_pcall).
 void kh_install_metering(lua_State *L);
 
+/// Installs the deterministic sandbox's tostring and table.sort (under lua_pcall).
+void kh_install_determinism(lua_State *L);
+
 /// Replaces string.find/match/gmatch/gsub in the string table on top of the
 /// stack with metered versions.
 void kh_install_metered_patterns(lua_State *L);

@@ -96,7 +96,15 @@ public final class LuaState {
     var stack: LuaStack { LuaStack(L: L) }
 
     private func setUp() throws {
-        if kh_p_openlibs(L, profile.sandboxLimits != nil ? 1 : 0) != LUA_OK { throw LuaError.setup(popMessage()) }
+        var libraries: Int32 = profile.sandboxLimits != nil ? 1 : 0
+        if case .deterministicSandbox = profile {
+            // First, while the state holds only Lua's own strings (see Determinism.c).
+            guard kh_make_deterministic(L) != 0 else {
+                throw LuaError.setup("this Lua library's internals are not the Lua 5.4.4 layout the deterministic sandbox knows, so token programs cannot run deterministically with it")
+            }
+            libraries = 2
+        }
+        if kh_p_openlibs(L, libraries) != LUA_OK { throw LuaError.setup(popMessage()) }
         if let limits = profile.sandboxLimits {
             if case .deterministicSandbox = profile {
                 try execute(Prelude.deterministic, chunkName: "=deterministic")
@@ -226,6 +234,8 @@ public final class LuaState {
         // falls depends on this build's allocation sizes, so a run that survived it would
         // not re-run the same elsewhere.
         if case .deterministicSandbox = profile, host.pointee.cap_hit != 0 { throw LuaError.memoryLimit(bytes: host.pointee.limit) }
+        // Likewise the C stack guard: how deep it lets coroutines nest depends on this process's stack size.
+        if case .deterministicSandbox = profile, host.pointee.stack_hit != 0 { throw Self.stackError }
         return convertResults ? try stack.values(above: base) : []
     }
 
@@ -234,6 +244,7 @@ public final class LuaState {
         let h = host.pointee
         if h.budget_hit != 0 { return .instructionBudget(h.budget) }
         if case .deterministicSandbox = profile, h.cap_hit != 0 { return .memoryLimit(bytes: h.limit) }
+        if case .deterministicSandbox = profile, h.stack_hit != 0 { return Self.stackError }
         if h.time_hit != 0 { return .timeLimit(seconds: h.time_limit) }
         if h.cap_hit != 0 && (status == LUA_ERRMEM || message.contains("sandbox: memory limit")) {
             return .memoryLimit(bytes: h.limit)
@@ -241,6 +252,8 @@ public final class LuaState {
         if h.interrupt_hit != 0 { return .interrupted }
         return .runtime(message)
     }
+
+    private static let stackError = LuaError.runtime("C stack overflow (coroutines closed inside one another too deeply); in a token program this ends the run even when caught")
 
     private func popMessage() -> String {
         defer { kh_pop(L, 1) }

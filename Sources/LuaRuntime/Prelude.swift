@@ -171,12 +171,14 @@ enum Prelude {
     """#
 
     /// Deterministic sandbox: run before `sandbox`, it replaces what would let a run depend on
-    /// anything but its inputs. Lua seeds string hashing from the clock and addresses, so `next`
-    /// order varies between runs; addresses show through `tostring` and `%p`; `print`, the
-    /// random generator and memory figures are outputs or inputs nobody records.
+    /// anything but its inputs. `next` order follows where keys land in a table, which depends on
+    /// addresses and on the build; addresses show through `%p`; `print`, the random generator and
+    /// memory figures are outputs or inputs nobody records. `tostring` and `table.sort` are already
+    /// the deterministic ones from C (Determinism.c), as are the hash seed and weak tables.
+    /// docs/lua-api.md lists every source of non-determinism and what closes it.
     static let deterministic = #"""
-    local type, rawget, rawequal, getmetatable, tostring, error, select, raw_next, pairs_ =
-      type, rawget, rawequal, getmetatable, tostring, error, select, next, pairs
+    local type, rawget, rawequal, tostring, error, select, raw_next, pairs_ =
+      type, rawget, rawequal, tostring, error, select, next, pairs
     local sort, format, find = table.sort, string.format, string.find
 
     -- A total order on the keys that have one: numbers, then strings (byte order, the C
@@ -238,17 +240,8 @@ enum Prelude {
       end, t, nil
     end
 
-    local function plain_tostring(v)
-      local kind = type(v)
-      if kind == "table" or kind == "userdata" then
-        local mt = getmetatable(v)
-        if type(mt) == "table" and rawget(mt, "__tostring") ~= nil then return tostring(v) end
-        return kind
-      elseif kind == "function" or kind == "thread" then
-        return kind
-      end
-      return tostring(v)
-    end
+    -- Lua's tostring and format show an address for these; tostring here is the C one that does not.
+    local plain_tostring = tostring
 
     local function plain_format(fmt, ...)
       if type(fmt) == "string" and find(fmt, "%%[-+ #0]*%d*%.?%d*p") then
@@ -266,7 +259,7 @@ enum Prelude {
       return format(fmt, table.unpack(args, 1, n))
     end
 
-    _G.next, _G.pairs, _G.tostring, _G.print = ordered_next, ordered_pairs, plain_tostring, nil
+    _G.next, _G.pairs, _G.print = ordered_next, ordered_pairs, nil
     string.format = plain_format
     math.random, math.randomseed = nil, nil
     -- collectgarbage("count") reports the allocator's figures: not an input of the run.

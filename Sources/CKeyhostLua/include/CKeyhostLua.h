@@ -44,6 +44,7 @@ typedef struct kh_host {
     int interrupt_hit;
     void *owner;            // the Swift object owning the state (unretained)
     void *stack_low;        // lowest address of the running thread's C stack (found lazily each run)
+    int stack_hit;          // set when the C stack guard refused (its depth depends on the process's stack size)
 } kh_host;
 
 typedef int (*kh_dispatch_fn)(lua_State *L, void *box, int *argn);
@@ -74,13 +75,18 @@ void *kh_to_object(lua_State *L, int idx, const char *tname, int *closed);
 /// ours with metatable tname; returns it, or NULL.
 void *kh_detach_object(lua_State *L, int idx, const char *tname);
 
+/// For the deterministic sandbox, right after kh_newstate: fixes the string hash seed and
+/// makes every table strong (weak modes ignored). Returns 0, changing nothing, when this
+/// Lua's internals are not the 5.4.4 layout it knows. Raises nothing.
+int kh_make_deterministic(lua_State *L);
+
 /// luaL_loadbufferx with the state's memory cap enforced while compiling.
 int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, const char *mode);
 
 // Protected operations: each returns a lua status (LUA_OK or an error code);
 // on error the error object is left on the stack instead of the result.
 int kh_pcall(lua_State *L, int nargs, int nresults, int traceback);
-int kh_p_openlibs(lua_State *L, int sandbox);
+int kh_p_openlibs(lua_State *L, int sandbox);      // sandbox: 0 full, 1 sandbox, 2 deterministic sandbox
 int kh_p_gettable(lua_State *L, int idx);          // key on top -> value
 int kh_p_settable(lua_State *L, int idx);          // key, value on top -> nothing
 int kh_p_next(lua_State *L, int idx, int *more);   // key on top -> key, value (if *more)
