@@ -38,6 +38,7 @@ public struct FraudProof: Equatable, Sendable {
         let holder = prefix.currentHolder
         let previous = prefix.previousHash(at: position)
         for (name, link) in [("a", a), ("b", b)] {
+            guard link.version == Transfer.formatVersion else { throw Transfer.oldFormatError }
             guard link.tokenID == token.token.id, link.index == UInt64(position), link.previous == previous else {
                 throw TokenError("proof", "transfer \(name) does not continue the common links")
             }

@@ -41,6 +41,7 @@ public struct TokenChain: Equatable, Sendable {
         }
         for (i, link) in transfers.enumerated() {
             let name = "transfer \(i + 1) of \(transfers.count)"
+            guard link.version == Transfer.formatVersion else { throw Transfer.oldFormatError }
             guard link.tokenID == token.token.id else { throw TokenError("chain", "\(name) is for another token") }
             guard link.index == UInt64(i) else { throw TokenError("chain", "\(name) says it is at position \(link.index)") }
             guard link.previous == previousHash(at: i) else {

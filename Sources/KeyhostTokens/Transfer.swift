@@ -7,7 +7,12 @@ import KeyhostCrypto
 public struct Transfer: Equatable, Sendable {
     public static let formatVersion: UInt64 = 2
     public static let tag = "keyhost/transfer/v2"
+    /// Format 1 named no run (no `args`); such links are read, so that wallets holding them still
+    /// open, and refused by every check (`TokenChain.verify`, `oldFormatError`).
+    static let formatOneTag = "keyhost/transfer/v1"
 
+    /// The format this link was read in: 2, or 1 for an old link that is only ever refused.
+    public let version: UInt64
     public let tokenID: [UInt8]
     public let index: UInt64
     /// SHA-256 of the signed token's encoding (index 0) or of the previous link's envelope.
@@ -22,7 +27,8 @@ public struct Transfer: Equatable, Sendable {
     public let signature: [UInt8]
 
     public init(tokenID: [UInt8], index: UInt64, previous: [UInt8], to: PublicKey, time: Int64, arguments: CBORValue = .map([]),
-                receipt: [UInt8], signature: [UInt8]) {
+                receipt: [UInt8], signature: [UInt8], version: UInt64 = Transfer.formatVersion) {
+        self.version = version
         self.tokenID = tokenID
         self.index = index
         self.previous = previous
@@ -35,20 +41,28 @@ public struct Transfer: Equatable, Sendable {
 
     /// The signed map.
     public var body: CBORValue {
-        .map([
-            CBORPair(.text("v"), .unsigned(Self.formatVersion)),
+        var pairs = [
+            CBORPair(.text("v"), .unsigned(version)),
             CBORPair(.text("token_id"), .bytes(tokenID)),
             CBORPair(.text("index"), .unsigned(index)),
             CBORPair(.text("previous"), .bytes(previous)),
             CBORPair(.text("to"), .bytes(to.compressed)),
             CBORPair(.text("time"), .int(time)),
-            CBORPair(.text("args"), arguments),
-            CBORPair(.text("receipt"), .bytes(receipt)),
-        ])
+        ]
+        if version != 1 { pairs.append(CBORPair(.text("args"), arguments)) }
+        pairs.append(CBORPair(.text("receipt"), .bytes(receipt)))
+        return .map(pairs)
     }
 
     /// What the holder signs.
-    public var digest: [UInt8] { ProtocolSignature.digest(Self.tag, body) }
+    public var digest: [UInt8] { ProtocolSignature.digest(version == 1 ? Self.formatOneTag : Self.tag, body) }
+
+    /// Why a format 1 link is refused wherever a chain is checked.
+    public static let oldFormatError = TokenError("old_format", """
+        the chain holds a format 1 transfer, which does not show the run of the token's program that made it \
+        (such a link can be signed by hand, without the program); keyhost accepts only format \(formatVersion) \
+        transfers: ask the payer to pay again with a current keyhost
+        """)
 
     public var envelope: CBORValue { .map([CBORPair(.text("transfer"), body), CBORPair(.text("sig"), .bytes(signature))]) }
     public var encoded: [UInt8] { CBOREncoder.encode(envelope) }
@@ -59,20 +73,18 @@ public struct Transfer: Equatable, Sendable {
     public func isSigned(by holder: PublicKey) -> Bool { ProtocolSignature.isValid(signature, by: holder, digest: digest) }
 
     /// Reads a link strictly (fields, lengths, a valid key); the signature is read, not checked.
-    /// A version 1 link is recognised only to be refused: it names no run, so it could be signed
-    /// by hand without the token's program.
+    /// A format 1 link is read as it was written, so that a wallet holding one still opens, and is
+    /// refused by every check: it names no run, so it could be signed without the token's program.
     public init(envelope value: CBORValue) throws {
         let (body, signature) = try ProtocolSignature.envelope(value, body: "transfer", what: "a transfer")
-        if case .unsigned(1)? = body["v"] {
-            throw TokenError("old_format", """
-                the chain holds a format 1 transfer, which does not show the run of the token's program that made it \
-                (such a link can be signed by hand, without the program); keyhost accepts only format \(Self.formatVersion) \
-                transfers: ask the payer to pay again with a current keyhost
-                """)
+        let version: UInt64
+        switch body["v"] {
+        case .unsigned(1)?: version = 1
+        case .unsigned(Self.formatVersion)?: version = Self.formatVersion
+        default: throw TokenError.field("transfer.v", "only version \(Self.formatVersion) is read")
         }
-        guard case .map(let pairs) = body, pairs.count == 8 else { throw TokenError("encoding", "a transfer has exactly 8 fields") }
-        guard case .unsigned(Self.formatVersion)? = body["v"] else {
-            throw TokenError.field("transfer.v", "only version \(Self.formatVersion) is read")
+        guard case .map(let pairs) = body, pairs.count == (version == 1 ? 7 : 8) else {
+            throw TokenError("encoding", "a format \(version) transfer has exactly \(version == 1 ? 7 : 8) fields")
         }
         guard case .bytes(let id)? = body["token_id"], id.count == 32 else { throw TokenError.field("transfer.token_id", "must be 32 bytes") }
         guard case .unsigned(let index)? = body["index"] else { throw TokenError.field("transfer.index", "must be a non-negative integer") }
@@ -81,10 +93,12 @@ public struct Transfer: Equatable, Sendable {
             throw TokenError.field("transfer.to", "must be a 33-byte compressed public key")
         }
         guard let time = body["time"]?.int64 else { throw TokenError.field("transfer.time", "must be an integer") }
-        guard let arguments = body["args"], case .map = arguments, CBOREncoder.encode(arguments).count <= TokenLimits.maxArgumentsBytes else {
+        let arguments = version == 1 ? CBORValue.map([]) : body["args"] ?? .null
+        guard case .map = arguments, CBOREncoder.encode(arguments).count <= TokenLimits.maxArgumentsBytes else {
             throw TokenError.field("transfer.args", "must be a map of at most \(TokenLimits.maxArgumentsBytes) bytes encoded")
         }
         guard case .bytes(let receipt)? = body["receipt"], receipt.count == 32 else { throw TokenError.field("transfer.receipt", "must be 32 bytes") }
-        self.init(tokenID: id, index: index, previous: previous, to: key, time: time, arguments: arguments, receipt: receipt, signature: signature)
+        self.init(tokenID: id, index: index, previous: previous, to: key, time: time, arguments: arguments, receipt: receipt, signature: signature,
+                  version: version)
     }
 }

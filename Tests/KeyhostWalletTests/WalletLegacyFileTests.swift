@@ -88,6 +88,10 @@ import Testing
             let token = try #require(try store.token(id: Hex.decode(Self.two)))
             #expect(token.state == .held)
             #expect(token.transfers.count == 1)
+            // Its link is format 1, which names no run of the program: read, so the wallet opens, and
+            // refused wherever the chain is checked (running or paying it on, a ledger, a payee).
+            #expect(token.transfers[0].version == 1)
+            #expect { try token.chain.verify() } throws: { ($0 as? TokenError)?.kind == "old_format" }
             #expect(try store.request(id: Hex.decode(Self.payeeRequest)) != nil)
             // The key that received the token is used; the request's other key is not.
             let used = try #require(try store.exchangeKey(token.chain.currentHolder))
