@@ -99,8 +99,13 @@ struct InputSpend {
         case .p2wpkh, .p2wsh, .p2tr, .futureWitness: isWitness = true
         default: isWitness = false
         }
-        if !isWitness, map.witnessUTXO != nil, map.nonWitnessUTXO == nil {
-            throw PSBTError(.signing, "the input spends a non-segwit output but gives only witness_utxo; a non-witness input needs non_witness_utxo (BIP174)")
+        // BIP174's signer takes the script from a witness_utxo whenever there is one, and refuses
+        // unless it is a witness program: a witness_utxo on a non-segwit input is refused even
+        // beside its non_witness_utxo.
+        if !isWitness, map.witnessUTXO != nil {
+            throw PSBTError(.signing, map.nonWitnessUTXO == nil
+                ? "the input spends a non-segwit output but gives only witness_utxo; a non-witness input needs non_witness_utxo (BIP174)"
+                : "the input spends a non-segwit output but also carries a witness_utxo, which describes only segwit outputs; BIP174's signer refuses it: remove the witness_utxo")
         }
     }
 

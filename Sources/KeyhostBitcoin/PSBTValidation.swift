@@ -4,6 +4,11 @@ import KeyhostCrypto
 enum PSBTValidation {
     static func fail(_ message: String) -> PSBTError { PSBTError.invalid(message) }
 
+    /// BIP371: an internal key is an x-only point on the curve; one that is not can never sign or verify.
+    static func xOnlyKey(_ bytes: [UInt8], _ name: String) throws {
+        guard (try? XOnlyPublicKey(bytes: bytes)) != nil else { throw fail("\(name) is not a valid x-only public key (not a point on secp256k1)") }
+    }
+
     /// Fields that exist only in version 2 (BIP370), by scope.
     static let v2Global: Set<UInt64> = [PSBTGlobalType.txVersion, PSBTGlobalType.fallbackLocktime, PSBTGlobalType.inputCount,
                                         PSBTGlobalType.outputCount, PSBTGlobalType.txModifiable]
@@ -114,7 +119,11 @@ enum PSBTValidation {
             case PSBTInputType.tapBIP32Derivation:
                 guard field.keyData.count == 32 else { throw fail("\(name) key must be a 32-byte x-only key, got \(field.keyData.count) bytes") }
                 _ = try PSBTMap.parseTapOrigin(field.value, name)
-            case PSBTInputType.tapInternalKey, PSBTInputType.tapMerkleRoot:
+            case PSBTInputType.tapInternalKey:
+                try noKeyData(field, name)
+                try length(field, 32, name)
+                try xOnlyKey(field.value, name)
+            case PSBTInputType.tapMerkleRoot:
                 try noKeyData(field, name)
                 try length(field, 32, name)
             default: break
@@ -145,6 +154,7 @@ enum PSBTValidation {
             case PSBTOutputType.tapInternalKey:
                 try noKeyData(field, name)
                 try length(field, 32, name)
+                try xOnlyKey(field.value, name)
             case PSBTOutputType.tapTree:
                 try noKeyData(field, name)
                 try tapTree(field.value, name)

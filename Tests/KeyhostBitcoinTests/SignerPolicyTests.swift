@@ -58,6 +58,26 @@ struct SignerPolicyTests {
         #expect(try Self.refusal(Self.psbt(spending: Script.p2wsh([UInt8](repeating: 4, count: 32)))).contains("no witness_script"))
     }
 
+    @Test("a P2PKH input that also carries a witness_utxo is refused, as BIP174's signer does")
+    func witnessUTXOOnALegacyInput() throws {
+        let script = Script.p2pkh(Self.ourHash)
+        var psbt = try Self.psbt(spending: script)
+        var plain = psbt
+        #expect(try plain.sign(with: HDKeySource(master: try #require(Self.master))).signatures.count == 1)
+        psbt.inputs[0].set(PSBTInputType.witnessUTXO, value: TxOutput(value: 50_000, scriptPubKey: script).serialized)
+        #expect(try Self.refusal(PSBT.parse(psbt.serialized())).contains("also carries a witness_utxo"))
+    }
+
+    @Test("a tap_internal_key that is not on the curve is refused when the PSBT is parsed")
+    func internalKeyOffTheCurve() throws {
+        var psbt = try Self.psbt(spending: Script.p2wpkh(Self.ourHash))
+        // x = 5 has no point on secp256k1 (5^3 + 7 = 132 is not a square mod p).
+        psbt.inputs[0].set(PSBTInputType.tapInternalKey, value: [UInt8](repeating: 0, count: 31) + [5])
+        #expect { try PSBT.parse(psbt.serialized()) } throws: { error in
+            (error as? PSBTError)?.kind == .invalidPSBT && "\(error)".contains("not a valid x-only public key")
+        }
+    }
+
     @Test("non-standard sighash types and SIGHASH_SINGLE without its output are refused")
     func sighashTypes() throws {
         #expect(try Self.refusal(Self.psbt(spending: Script.p2wpkh(Self.ourHash), sighash: 0x04)).contains("not a standard type"))
