@@ -114,6 +114,8 @@ t.test("pay, receive, pay on, deposit", function()
   t.eq(#chains, 1)
   local ch = token.parse_chain(chains[1])[1]
   t.eq(#ch.links, 3); t.ok(ch.is_deposit); t.eq(ch.holder, "\2" .. issuer:public_key { x_only = true })
+  -- Each link names the run that made it: payments and deposits run with no arguments.
+  t.eq(type(ch.links[3].args), "table"); t.eq(next(ch.links[3].args), nil); t.eq(#ch.links[3].receipt_id, 32)
   t.eq(c:deposit_chains { hex.encode(sent.tokens[1]):sub(1, 8) }[1], chains[1], "asked again: the same chain")
   local ledger <close> = token.ledger.open("sqlite:" .. scratch(), { issuers = { issuer } })
   t.eq(ledger:deposit(chains)[1].result, "accepted")

@@ -1,5 +1,6 @@
 import KeyhostCrypto
 import KeyhostLedger
+import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
@@ -37,7 +38,7 @@ enum PaymentTables {
             "links": .table(LuaTable(array: chain.transfers.map { link in
                 .table(LuaTable([
                     "index": .integer(Int64(link.index)), "to": .string(link.to.compressed), "time": .integer(link.time),
-                    "receipt_id": .string(link.receipt), "signature": .string(link.signature),
+                    "args": RecordConversion.lua(link.arguments), "receipt_id": .string(link.receipt), "signature": .string(link.signature),
                 ]))
             })),
             "is_deposit": .boolean(chain.isDeposit),
