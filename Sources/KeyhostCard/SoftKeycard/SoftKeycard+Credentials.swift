@@ -78,7 +78,7 @@ extension SoftKeycard {
         } else {
             state.pairingKeys[pending.slot] = key
         }
-        return .plain([UInt8(pending.slot)] + salt)
+        return .plain([try byte(pending.slot)] + salt)
     }
 
     func unpair(_ apdu: CommandAPDU) throws -> Outcome {
