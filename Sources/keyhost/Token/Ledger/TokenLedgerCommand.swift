@@ -1,4 +1,5 @@
 import ArgumentParser
+import CKeyhostProcess
 import KeyhostLedger
 import KeyhostLedgerCommand
 import KeyhostRecord
@@ -40,6 +41,10 @@ struct TokenLedgerServe: ParsableCommand {
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password).map { strdup($0) } + [nil]
             fflush(stdout)
+            // The server gets 0-2 only, like every child keyhost starts; should the exec fail, keyhost keeps its own.
+            guard khp_cloexec_other_descriptors() == 0 else {
+                throw Failure.message("cannot prepare the descriptors of the ledger service \(program): \(String(cString: strerror(errno)))")
+            }
             execve(program, argv, envp)
             throw Failure.message("cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
         }
