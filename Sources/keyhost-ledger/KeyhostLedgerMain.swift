@@ -54,6 +54,7 @@ struct Serve: ParsableCommand {
             guard maxBodyKib >= 1 else { throw Message("--max-body-kib must be at least 1") }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             let issuers = try LedgerIssuers.parse(options.issuer)
+            try CommandLinePassword.refuse(options.db, option: "--db")
             let location = try LedgerLocation(options.db)
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))

@@ -29,15 +29,10 @@ struct TokenLedgerServe: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            try CommandLinePassword.refuse(options.db, option: "--db")
             let program = try LedgerProgram.path()
-            // A password written in the URL goes to the server in PGPASSWORD, not on its command line.
-            var database = options.db
-            var password: String? = getenv("PGPASSWORD").map { String(cString: $0) }
-            if case .postgres(let location)? = try? LedgerLocation(options.db), location.password != nil {
-                database = location.display
-                password = location.password
-            }
-            let arguments = [program, "serve"] + options.arguments(db: database)
+            let password: String? = getenv("PGPASSWORD").map { String(cString: $0) }
+            let arguments = [program, "serve"] + options.arguments(db: options.db)
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password).map { strdup($0) } + [nil]
             fflush(stdout)
@@ -63,6 +58,7 @@ struct TokenLedgerStats: ParsableCommand {
             let stats: LedgerStats
             switch (db, ledger) {
             case (let db?, nil):
+                try CommandLinePassword.refuse(db, option: "--db")
                 let connection = try TokenLedgers.open(db, issuers: [])
                 defer { connection.close() }
                 stats = try connection.stats()
