@@ -4,6 +4,7 @@
 // for a ledger on PostgreSQL (`keyhost-ledger pipe`, see LedgerProcess in KeyhostLedger).
 
 import ArgumentParser
+import CKeyhostProcess
 import Foundation
 import KeyhostLedger
 import KeyhostLedgerCommand
@@ -19,6 +20,11 @@ struct KeyhostLedgerMain: ParsableCommand {
         discussion: "Usually run by keyhost: 'keyhost token ledger serve' runs 'keyhost-ledger serve'; keyhost opens a postgres:// ledger through 'keyhost-ledger pipe'.",
         subcommands: [Serve.self, Pipe.self]
     )
+
+    static func main() {
+        khp_quiet_crash_output()
+        main(nil)
+    }
 }
 
 /// Errors as keyhost prints them: `keyhost: MESSAGE` on standard error, exit status 1.

@@ -27,4 +27,13 @@ int khp_spawn_close_other_descriptors(posix_spawn_file_actions_t *actions);
 // new program gets 0-2 only while this process keeps its descriptors should the exec fail. Returns 0 or -1.
 int khp_cloexec_other_descriptors(void);
 
+// Crash output holds no memory: call first thing in main. When SWIFT_BACKTRACE was set, keyhost already
+// narrowed it (before the Swift runtime read it) to frames only; otherwise the runtime's backtracer,
+// which prints registers and the memory they point at, is replaced by a one-line report.
+void khp_quiet_crash_output(void);
+
+// Test builds' crash failpoint: traps with `secret`'s address in the first argument register, where a
+// crash report that shows what registers point at would print it. Never returns.
+__attribute__((noreturn)) void khp_failpoint_trap(const void *secret);
+
 #endif

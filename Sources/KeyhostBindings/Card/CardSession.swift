@@ -213,6 +213,7 @@ final class CardSessionObject: LuaObject {
 
     func verifyPIN(_ card: KeycardCommandSet, _ pin: SecretBytes) throws {
         pinVerified = false
+        CrashFailpoint.trap("verify_pin", holding: pin)
         try card.verifyPIN(pin.text)
         pinVerified = true
     }
