@@ -77,7 +77,7 @@ let package = Package(
         // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
         // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
         .target(name: "KeyhostLedger", dependencies: [
-            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite", "KeyhostWorkerProcess",
+            "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite", "KeyhostWorkerProcess", "CKeyhostProcess",
         ]),
         // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerPostgres", dependencies: [
@@ -94,7 +94,7 @@ let package = Package(
         // ledger serve` execs it, a postgres:// ledger runs in it as a child (`keyhost-ledger pipe`).
         .executableTarget(name: "keyhost-ledger", dependencies: [
             "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens",
-            "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KeyhostCrypto", "KeyhostWorkerProcess", "CKeyhostProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Runs a token's program in the deterministic sandbox (inside the worker process).
@@ -107,7 +107,7 @@ let package = Package(
         // Thin Lua modules over the domain modules.
         .target(name: "KeyhostBindings", dependencies: [
             "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
-            "KeyhostWorkerProcess", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard",
+            "KeyhostWorkerProcess", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 
         .executableTarget(
@@ -116,7 +116,7 @@ let package = Package(
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
-                "KeyhostBitcoin", "KeyhostBitcoinCard", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // With --static-swift-stdlib the toolchain links with -export-dynamic, which puts every
             // public symbol of every package module (~50 000) in the dynamic symbol table: the Swift
@@ -134,7 +134,7 @@ let package = Package(
         .executableTarget(name: "keyhost-bench", dependencies: ["KeyhostCrypto", "KeyhostCard", "KeyhostBitcoin", "KeyhostBitcoinCard"]),
         .executableTarget(
             name: "keyhost-token-bench",
-            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite"]
+            dependencies: ["KeyhostWallet", "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostTokens", "KeyhostCrypto", "KeyhostSQLite", "CKeyhostProcess"]
         ),
 
         .executableTarget(name: "keyhost-ledger-bench", dependencies: [

@@ -11,6 +11,7 @@
 // its end of the socket and exits the moment keyhost's end closes (a killed keyhost included). A
 // child that dies is a `store` error naming how it ended, never a hang.
 
+import CKeyhostProcess
 import KeyhostCrypto
 import KeyhostRecord
 import KeyhostTokens
@@ -48,6 +49,11 @@ public final class LedgerProcess: TokenLedgerConnection {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 0)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        let closing = khp_spawn_close_other_descriptors(&actions)
+        guard closing == 0 else {
+            Glibc.close(fds[0]); Glibc.close(fds[1])
+            throw LedgerError(kind: "store", message: "\(location.display): cannot prepare the ledger process's descriptors: \(String(cString: strerror(closing)))")
+        }
         // Signals keyhost ignores or blocks are inherited through exec: the child starts with the defaults.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

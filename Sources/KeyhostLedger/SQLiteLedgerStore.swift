@@ -120,7 +120,11 @@ public final class SQLiteLedgerStore: LedgerStore, Sendable {
                     let lo: Int64 = try row["lo"]
                     stats.tokens += count
                     stats.tokensByUnit[unit] = count
-                    stats.totals[unit] = SplitSum.decimal(high: UInt64(hi), low: UInt64(lo))
+                    // Both halves are stored non-negative; a negative sum is an edited file, not a total.
+                    guard let high = UInt64(exactly: hi), let low = UInt64(exactly: lo) else {
+                        throw LedgerError.store("ledger \(path): the values of unit \(unit.prefix(40).debugDescription) sum to a negative number (fields deposits.value_hi/value_lo): the file is damaged")
+                    }
+                    stats.totals[unit] = SplitSum.decimal(high: high, low: low)
                 }
                 stats.doubleSpends = try db.fetchValue("SELECT count(*) FROM double_spends", as: Int.self) ?? 0
                 return stats

@@ -15,8 +15,16 @@ extension TokenStore {
 
     /// The index the next exchange key gets.
     public func nextExchangeIndex() throws -> Int {
-        try read("count exchange keys") { db in try db.fetchValue("SELECT coalesce(max(idx) + 1, 0) FROM exchange_keys", as: Int.self) ?? 0 }
+        let next = try read("count exchange keys") { db in try db.fetchValue("SELECT coalesce(max(idx) + 1, 0) FROM exchange_keys", as: Int.self) ?? 0 }
+        // Indexes become hardened BIP32 children (31 bits); a batch must fit below that too.
+        guard (0...(Self.maxExchangeIndex - PaymentRequest.maxKeys)).contains(next) else {
+            throw WalletError.store("wallet \(path): the exchange key index \(next) is outside 0 to \(Self.maxExchangeIndex) (field exchange_keys.idx): the file is damaged")
+        }
+        return next
     }
+
+    /// The largest index a hardened derivation takes.
+    static let maxExchangeIndex = 0x7FFF_FFFF
 
     /// Records keys handed out (for a request, or for later use).
     public func addExchangeKeys(_ keys: [(index: Int, publicKey: PublicKey)], requestID: [UInt8]?, now: Int64) throws {
@@ -55,6 +63,9 @@ extension TokenStore {
 
     func exchangeKey(_ row: Row) throws -> ExchangeKey {
         let index: Int = try row["idx"]
+        guard (0...Self.maxExchangeIndex).contains(index) else {
+            throw WalletError.store("wallet \(path): the exchange key index \(index) is outside 0 to \(Self.maxExchangeIndex) (field exchange_keys.idx): the file is damaged")
+        }
         let publicKey: PublicKey
         do {
             publicKey = try PublicKey(bytes: row["public"])

@@ -35,10 +35,23 @@ extension TokenStore {
         }
     }
 
-    /// Every token, oldest import first (ties by id).
-    public func tokens() throws -> [StoredToken] {
+    /// Every readable token, oldest import first (ties by id); damaged rows are left out (`damagedTokens`).
+    public func tokens() throws -> [StoredToken] { try listing().tokens }
+
+    /// The rows that cannot be read, in the same order.
+    public func damagedTokens() throws -> [DamagedToken] { try listing().damaged }
+
+    /// Every row, readable or not: one damaged row must not hide the others.
+    public func listing() throws -> (tokens: [StoredToken], damaged: [DamagedToken]) {
         try read("list tokens") { db in
-            try db.fetchAll("SELECT \(Self.tokenColumns) FROM tokens ORDER BY imported_at, id").map { try storedToken($0) }
+            var tokens: [StoredToken] = [], damaged: [DamagedToken] = []
+            for row in try db.fetchAll("SELECT \(Self.tokenColumns) FROM tokens ORDER BY imported_at, id") {
+                switch decode(row) {
+                case .success(let token): tokens.append(token)
+                case .failure(let problem): damaged.append(problem)
+                }
+            }
+            return (tokens, damaged)
         }
     }
 
@@ -66,30 +79,47 @@ extension TokenStore {
         }
     }
 
-    /// A row of `tokenColumns` as a stored token.
+    /// A row of `tokenColumns` as a stored token; a damaged one is a `store` error naming the token and the reason.
     func storedToken(_ row: Row) throws -> StoredToken {
-        let id: [UInt8] = try row["id"]
-        let signed: SignedToken
-        do {
-            signed = try SignedToken(encoded: row["encoded"])
-        } catch {
-            throw WalletError.store("wallet \(path): token \(Self.short(id)) is stored in a form this keyhost cannot read: \(error)")
+        switch decode(row) {
+        case .success(let token): return token
+        case .failure(let damaged):
+            throw WalletError.store("wallet \(path): token \(Self.short(damaged.id)) is damaged and set aside: \(damaged.reason)")
         }
-        let state = try Self.state(row)
+    }
+
+    /// A row of `tokenColumns`, or what makes it unreadable. Nothing here throws past a row.
+    func decode(_ row: Row) -> Result<StoredToken, DamagedToken> {
+        let id: [UInt8] = (try? row["id"]) ?? []
+        let stateText: String? = try? row["state"]
+        func damaged(_ reason: String) -> Result<StoredToken, DamagedToken> { .failure(DamagedToken(id: id, storedState: stateText, reason: reason)) }
+        guard id.count == 32 else { return damaged("its id has \(id.count) bytes, not 32") }
+        let signed: SignedToken
+        do { signed = try SignedToken(encoded: row["encoded"]) } catch {
+            return damaged("its token bytes are not a signed token this keyhost reads (\(error))")
+        }
+        guard signed.token.id == id else { return damaged("its token bytes belong to another token id") }
+        guard let state = stateText.flatMap(TokenState.init(rawValue:)) else {
+            return damaged("its state \(String(stateText?.prefix(20) ?? "").debugDescription) is none of HELD, PENDING, SPENT")
+        }
         var transfers: [Transfer] = []
-        if let blob: [UInt8] = try row["transfers"] {
-            do {
+        do {
+            if let blob: [UInt8] = try row["transfers"] {
                 guard case .array(let links) = try CBORDecoder.decode(blob, limits: .init(maxBytes: 1 << 20, maxDepth: 8)) else {
-                    throw WalletError.store("not an array")
+                    return damaged("its transfers are not a list")
                 }
                 transfers = try links.map(Transfer.init(envelope:))
-            } catch {
-                throw WalletError.store("wallet \(path): the transfers of token \(Self.short(id)) are stored in a form this keyhost cannot read: \(error)")
             }
+        } catch {
+            return damaged("its transfers are not readable (\(error))")
         }
-        return StoredToken(
-            token: signed, state: state, importedAt: try row["imported_at"], spentAt: try row["spent_at"],
-            receiptID: try row["receipt_id"], pendingOwner: state == .pending ? try Self.owner(row) : nil, transfers: transfers)
+        do {
+            return .success(StoredToken(
+                token: signed, state: state, importedAt: try row["imported_at"], spentAt: try row["spent_at"],
+                receiptID: try row["receipt_id"], pendingOwner: state == .pending ? try Self.owner(row) : nil, transfers: transfers))
+        } catch {
+            return damaged("its times, receipt or run owner are not readable (\(error))")
+        }
     }
 
     /// The `state` column, refusing values no version of the schema allows.

@@ -102,6 +102,11 @@ public final class WorkerRunner: @unchecked Sendable {
             posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
             posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let closing = khp_spawn_close_other_descriptors(&actions)
+            guard closing == 0 else {
+                close(toChild[0]); close(toChild[1]); close(fromChild[0]); close(fromChild[1])
+                return .failure(StartError(description: "cannot prepare the worker's descriptors: \(String(cString: strerror(closing)))"))
+            }
             let argv = [executable] + arguments + (serving ? ["--serve"] : [])
             var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
             defer { for p in cArgs { free(p) } }

@@ -4,6 +4,7 @@
 // for a ledger on PostgreSQL (`keyhost-ledger pipe`, see LedgerProcess in KeyhostLedger).
 
 import ArgumentParser
+import CKeyhostProcess
 import Foundation
 import KeyhostLedger
 import KeyhostLedgerCommand
@@ -20,6 +21,11 @@ struct KeyhostLedgerMain: ParsableCommand {
         discussion: "Usually run by keyhost: 'keyhost token ledger serve' runs 'keyhost-ledger serve'; keyhost opens a postgres:// ledger through 'keyhost-ledger pipe'.",
         subcommands: [Serve.self, Pipe.self]
     )
+
+    static func main() {
+        khp_quiet_crash_output()
+        main(nil)
+    }
 }
 
 /// Errors as keyhost prints them: `keyhost: MESSAGE` on standard error, exit status 1.
@@ -55,6 +61,7 @@ struct Serve: ParsableCommand {
             guard maxBodyKib >= 1 else { throw Message("--max-body-kib must be at least 1") }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             let issuers = try LedgerIssuers.parse(options.issuer)
+            try CommandLinePassword.refuse(options.db, option: "--db")
             let location = try LedgerLocation(options.db)
             // Each deposit re-runs its tokens' programs in keyhost's worker: find it before listening.
             let programs = WorkerPool(executable: try WorkerProgram.path())

@@ -23,6 +23,11 @@ struct Pipe: ParsableCommand {
     static let maxRequestBytes = 256 << 20
 
     func run() throws {
+        // First: the watch below ends this process as soon as its standard input is closed.
+        do { try CommandLinePassword.refuse(db, option: "--db") } catch {
+            Self.answer(Self.failure(error))
+            throw ExitCode(1)
+        }
         Self.exitWhenKeyhostDoes()
         // Ctrl-C at keyhost's REPL reaches the whole process group: the ledger stays open for the
         // next line. keyhost decides when this process ends, by closing its end.

@@ -13,6 +13,7 @@
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
 //   pay_receive_10_us   request + pay (10 tokens, warm worker) + receive, median
 //   run_4proc_per_s     runs per second with 4 processes on one wallet
+import CKeyhostProcess
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostSQLite
@@ -201,7 +202,10 @@ if wanted("run_4proc_per_s") {
         let argv = [me, "--loop", keyhost, path, String(p * total / 4), String(total / 4)]
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         var pid: pid_t = 0
-        guard posix_spawn(&pid, me, nil, nil, &cArgs, environ) == 0 else { fatalError("spawn") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        guard khp_spawn_close_other_descriptors(&actions) == 0, posix_spawn(&pid, me, &actions, nil, &cArgs, environ) == 0 else { fatalError("spawn") }
         for c in cArgs { free(c) }
         pids.append(pid)
     }

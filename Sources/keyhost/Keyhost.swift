@@ -1,4 +1,5 @@
 import ArgumentParser
+import CKeyhostProcess
 import KeyhostBindings
 
 #if canImport(Glibc)
@@ -27,6 +28,7 @@ struct Keyhost: ParsableCommand {
     /// reflection is about half of keyhost's start-up. The parser reads this shape the same way:
     /// everything after FILE goes to the script.
     static func main() {
+        khp_quiet_crash_output()
         var arguments = CommandLine.arguments
         // `-e CODE` (repeatable) before `run FILE`, before `repl`, or alone, as the lua interpreter takes it.
         var chunks: [String] = []

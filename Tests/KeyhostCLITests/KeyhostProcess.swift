@@ -6,6 +6,8 @@ struct KeyhostRun {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// Ended by a signal (a trap, a crash); `status` is then the signal's number.
+    var signaled = false
 }
 
 enum Keyhost {
@@ -54,7 +56,8 @@ enum Keyhost {
         return KeyhostRun(
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self)
+            stderr: String(decoding: errData, as: UTF8.self),
+            signaled: process.terminationReason == .uncaughtSignal
         )
     }
 

@@ -38,6 +38,9 @@ import KeyhostCrypto
         #expect(composed == decomposed)
         let direct = try KDF.pbkdf2SHA256(password: Array("cafe\u{301}".utf8), salt: Array("Keycard Pairing Password Salt".utf8), iterations: 50_000, length: 32)
         #expect(composed == direct)
+        // From bytes (never a String, for ASCII): the same secret, NFKD applied to the rest.
+        #expect(try PairingSecret.derive(password: SecretBytes(Array("KeycardTest".utf8))) == PairingSecret.derive(password: "KeycardTest"))
+        #expect(try PairingSecret.derive(password: SecretBytes(Array("caf\u{E9}".utf8))) == composed)
     }
 
     @Test func ccmRoundTripAndTamper() throws {

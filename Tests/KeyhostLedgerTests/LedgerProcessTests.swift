@@ -123,10 +123,12 @@ import Testing
         ]
         let chains = try temporaryFile(try Fixtures.deposit(try Fixtures.token()).armored + "\n")
         for (url, reason) in refusals {
-            let display = try PostgresLocation(url: url, environment: [:]).display
-            for arguments in [["token", "ledger", "stats", "--db", url], ["token", "deposit", chains, "--ledger", url, "--issuer", Self.issuerHex]] {
+            // The command line takes no password: the CLI gets it in PGPASSWORD.
+            let location = try PostgresLocation(url: url, environment: [:])
+            let display = location.display
+            for arguments in [["token", "ledger", "stats", "--db", display], ["token", "deposit", chains, "--ledger", display, "--issuer", Self.issuerHex]] {
                 let start = Date()
-                let child = try Child(Child.keyhost, arguments, environment: environment)
+                let child = try Child(Child.keyhost, arguments, environment: LedgerProgram.environment(password: location.password, worker: Fixtures.worker))
                 #expect(child.wait() == 1)
                 let seconds = Date().timeIntervalSince(start)
                 #expect(child.output.hasPrefix("keyhost: \(display): the server refused the connection: \(reason)"), "\(arguments[1]): \(child.output)")
@@ -147,8 +149,8 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 5)
 
         // The right password gets in (the refusals above are the server's, not the harness's).
-        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://\(user):\(PostgresHarness.password)@\(server)/\(db.database)"],
-                              environment: environment)
+        let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://\(user)@\(server)/\(db.database)"],
+                              environment: LedgerProgram.environment(password: PostgresHarness.password, worker: Fixtures.worker))
         #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")
     }
 
@@ -158,7 +160,8 @@ import Testing
         let (silent, port) = try PostgresHarness.boundSocket(listening: 8)
         defer { close(silent) }
         let start = Date()
-        let child = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://keyhost:hunter22@127.0.0.1:\(port)/ledger"])
+        let child = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://keyhost@127.0.0.1:\(port)/ledger"],
+                              environment: LedgerProgram.environment(password: "hunter22", worker: Fixtures.worker))
         #expect(child.wait() == 1)
         let seconds = Date().timeIntervalSince(start)
         #expect(child.output == """
@@ -337,11 +340,15 @@ import Testing
         #expect(logged.contains(db.database) && logged.contains("relation \"deposits\" does not exist") && logged.contains("42P01"), "\(server.output)")
     }
 
-    /// `keyhost token ledger serve` becomes keyhost-ledger (same pid, execve) and the URL's password is not on its command line.
+    /// `keyhost token ledger serve` becomes keyhost-ledger (same pid, execve); a password on its command line is refused.
     @Test func serveExecsKeyhostLedger() throws {
         let pg = try PostgresHarness.get()
         let db = try pg.newDatabase()
-        let (server, address) = try Child.ledgerServer(db: Self.url(pg, db, password: "sekrit"), issuers: [Self.issuerHex])
+        let refused = try Child(Child.keyhost, ["token", "ledger", "serve", "--listen", "127.0.0.1:0", "--db", Self.url(pg, db, password: "sekrit"),
+                                                "--issuer", Self.issuerHex])
+        #expect(refused.wait() == 1 && refused.output.contains("put the password in the PGPASSWORD environment variable"), "\(refused.output)")
+        #expect(!refused.output.contains("sekrit"))
+        let (server, address) = try Child.ledgerServer(db: Self.url(pg, db), issuers: [Self.issuerHex])
         defer { server.kill(SIGTERM); server.wait() }
         let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.pid)/cmdline")), as: UTF8.self)
         #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")

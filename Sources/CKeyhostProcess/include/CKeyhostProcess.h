@@ -1,7 +1,9 @@
 #ifndef CKEYHOST_PROCESS_H
 #define CKEYHOST_PROCESS_H
 
-// Process controls Swift's Glibc module does not import (sys/prctl.h).
+// Process controls Swift's Glibc module does not import (sys/prctl.h, glibc's _np spawn actions).
+
+#include <spawn.h>
 
 // Makes the kernel send SIGKILL to this process when its parent exits. Returns 0 or -1 (errno).
 int khp_die_with_parent(void);
@@ -14,5 +16,24 @@ int khp_pipe_cloexec(int fds[2]);
 void khp_cancel_request(void);
 int khp_cancel_pending(void);
 void khp_cancel_clear(void);
+
+// Every child keyhost starts gets descriptors 0-2 only: adds "close every descriptor from 3 up" to
+// `actions`, after the dup2s that set up 0-2 (glibc 2.34's posix_spawn_file_actions_addclosefrom_np).
+// A descriptor opened without O_CLOEXEC (by a Lua script, a library, or inherited from the shell)
+// would otherwise reach the child. Returns 0 or an errno value.
+int khp_spawn_close_other_descriptors(posix_spawn_file_actions_t *actions);
+
+// For an execve in this process's place: marks every descriptor from 3 up close-on-exec, so the
+// new program gets 0-2 only while this process keeps its descriptors should the exec fail. Returns 0 or -1.
+int khp_cloexec_other_descriptors(void);
+
+// Crash output holds no memory: call first thing in main. When SWIFT_BACKTRACE was set, keyhost already
+// narrowed it (before the Swift runtime read it) to frames only; otherwise the runtime's backtracer,
+// which prints registers and the memory they point at, is replaced by a one-line report.
+void khp_quiet_crash_output(void);
+
+// Test builds' crash failpoint: traps with `secret`'s address in the first argument register, where a
+// crash report that shows what registers point at would print it. Never returns.
+__attribute__((noreturn)) void khp_failpoint_trap(const void *secret);
 
 #endif

@@ -186,7 +186,7 @@ extension CardConnection {
     public func changePairingPassword() throws -> CardResult {
         try commandLineCall("CHANGE PIN") {
             let password = try CardSecret.newPairingPassword.resolve()
-            try card.changePairingSecret(try PairingSecret.derive(password: password.text))
+            try card.changePairingSecret(try PairingSecret.derive(password: password))
             return CardResult([CardField("changed", .text("pairing_password"))])
         }
     }

@@ -115,7 +115,7 @@ final class CardSessionObject: LuaObject {
     func pair(_ card: KeycardCommandSet, password: SecretBytes, mode: PairingMode, persist: Bool) throws -> Pairing {
         let info = try info(card)
         if card.isSecureChannelOpen { try select(card) }
-        let secret = try PairingSecret.derive(password: password.text)
+        let secret = try PairingSecret.derive(password: password)
         let pairing = try card.pair(secret: secret, mode: mode)
         if persist, pairing.index != Pairing.ephemeralIndex, let uid = info.instanceUID {
             try store.save(uid: uid, pairing: pairing, applet: "\(info.version)")
@@ -185,7 +185,7 @@ final class CardSessionObject: LuaObject {
             guard let pairingPassword else {
                 throw KeycardError.invalidArgument("applet 3.x cards need a pairing password at INIT (they pair with it)")
             }
-            secret = try PairingSecret.derive(password: pairingPassword.text)
+            secret = try PairingSecret.derive(password: pairingPassword)
         }
         try card.initialize(pin: pin.text, puk: puk.text, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries,
                             alternatePIN: duress.map { $0.text })
@@ -213,7 +213,8 @@ final class CardSessionObject: LuaObject {
 
     func verifyPIN(_ card: KeycardCommandSet, _ pin: SecretBytes) throws {
         pinVerified = false
-        try card.verifyPIN(pin.text)
+        CrashFailpoint.trap("verify_pin", holding: pin)
+        try card.verifyPIN(pin)
         pinVerified = true
     }
 

@@ -19,6 +19,13 @@ extension KeycardCommandSet {
         try sendSecure(.verifyPIN, data: data)
     }
 
+    /// VERIFY PIN from bytes that never become a String (which could not be wiped).
+    public func verifyPIN(_ pin: SecretBytes) throws {
+        var data = pin.revealedBytes()
+        defer { wipe(&data) }
+        try sendSecure(.verifyPIN, data: data)
+    }
+
     /// CHANGE PIN P1 00 (PIN verified).
     public func changePIN(_ newPIN: String) throws {
         try checkDigits(newPIN, Keycard.pinLength, "PIN")

@@ -31,4 +31,13 @@ public enum PairingSecret {
         defer { wipe(&bytes) }
         return try KDF.pbkdf2SHA256(password: bytes, salt: salt, iterations: iterations, length: 32)
     }
+
+    /// The same from the password's UTF-8 bytes: ASCII (NFKD leaves it as it is) never becomes a String,
+    /// which could not be wiped; other text goes through `derive(password: String)`.
+    public static func derive(password: SecretBytes) throws -> SecretBytes {
+        var bytes = password.revealedBytes()
+        defer { wipe(&bytes) }
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return try derive(password: String(decoding: bytes, as: UTF8.self)) }
+        return try KDF.pbkdf2SHA256(password: bytes, salt: salt, iterations: iterations, length: 32)
+    }
 }

@@ -35,7 +35,10 @@ public final class SecureChannelV1: KeycardSecureChannel {
         guard apdu.data.count <= SecureChannelV1.maxPlaintext else {
             throw KeycardError.invalidArgument("\(KeycardInstruction(rawValue: apdu.ins)) data of \(apdu.data.count) bytes exceeds the secure channel v1 limit of \(SecureChannelV1.maxPlaintext)")
         }
-        let ciphertext = try AES256CBC.encrypt(ISO9797M2.pad(apdu.data), key: encKey, iv: iv)
+        // The padded copy holds the command's secrets (PIN, PUK, keys) in clear.
+        var padded = ISO9797M2.pad(apdu.data)
+        defer { wipe(&padded) }
+        let ciphertext = try AES256CBC.encrypt(padded, key: encKey, iv: iv)
         let lc = UInt8(ciphertext.count + 16)
         let mac = try CBCMAC.mac(key: macKey, data: [apdu.cla, apdu.ins, apdu.p1, apdu.p2, lc] + [UInt8](repeating: 0, count: 11) + ciphertext)
         previousIV = iv

@@ -40,7 +40,9 @@ public final class SecureChannelV2: KeycardSecureChannel {
 
     public func wrap(_ apdu: CommandAPDU) throws -> CommandAPDU {
         guard isOpen else { throw KeycardError.secureChannelNotOpen(KeycardInstruction(rawValue: apdu.ins)) }
-        let inner = [apdu.cla, apdu.ins, apdu.p1, apdu.p2, UInt8(truncatingIfNeeded: apdu.data.count)] + apdu.data
+        // The inner command holds its secrets (PIN, PUK, keys) in clear.
+        var inner = [apdu.cla, apdu.ins, apdu.p1, apdu.p2, UInt8(truncatingIfNeeded: apdu.data.count)] + apdu.data
+        defer { wipe(&inner) }
         guard apdu.data.count <= 255, inner.count <= SecureChannelV2.maxInner else {
             throw KeycardError.invalidArgument("\(KeycardInstruction(rawValue: apdu.ins)) of \(inner.count) bytes exceeds the secure channel v2 limit of \(SecureChannelV2.maxInner)")
         }

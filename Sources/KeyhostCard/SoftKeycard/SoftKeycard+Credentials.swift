@@ -78,7 +78,7 @@ extension SoftKeycard {
         } else {
             state.pairingKeys[pending.slot] = key
         }
-        return .plain([UInt8(pending.slot)] + salt)
+        return .plain([try byte(pending.slot)] + salt)
     }
 
     func unpair(_ apdu: CommandAPDU) throws -> Outcome {
@@ -113,10 +113,10 @@ extension SoftKeycard {
     func verifyPIN(_ data: [UInt8]) throws -> Outcome {
         guard var credentials = state.credentials else { throw CardStatus(.conditionsNotSatisfied) }
         guard data.count == Keycard.pinLength, SoftKeycard.allDigits(data[...]) else { throw CardStatus(.wrongData) }
-        let entered = String(decoding: data, as: UTF8.self)
+        // Compared as bytes: no String copy of the entered PIN (one could not be wiped).
         func check(_ reference: String?, _ tries: inout Int) -> Bool {
             guard let reference, tries > 0 else { return false }
-            if reference == entered { tries = credentials.pinLimit; return true }
+            if reference.utf8.elementsEqual(data) { tries = credentials.pinLimit; return true }
             tries -= 1
             return false
         }

@@ -129,9 +129,9 @@ extension SoftKeycard {
     // MARK: Signing
 
     /// `A0 81 len { 80 41 public key, 30 DER }` (or `88 40 R.x ‖ s` for Schnorr), as both applets answer.
-    private func signatureTemplate(publicKey: PublicKey, signature: TLV) -> [UInt8] {
+    private func signatureTemplate(publicKey: PublicKey, signature: TLV) throws -> [UInt8] {
         let body = TLV(tag: 0x80, value: publicKey.uncompressed).encoded() + signature.encoded()
-        return [0xA0, 0x81, UInt8(body.count)] + body
+        return [0xA0, 0x81, try byte(body.count)] + body
     }
 
     private func ecdsaTLV(_ key: PrivateKey, digest: [UInt8]) throws -> TLV {
@@ -158,7 +158,7 @@ extension SoftKeycard {
         let pinlessPath = !state.pinlessPath.isEmpty && path == state.pinlessPath
         guard (pinVerified || pinless || pinlessPath) && hasKey else { throw CardStatus(.conditionsNotSatisfied) }
         let node = try deriveKey(at: path)
-        let answer = signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: Array(data[0..<32])))
+        let answer = try signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: Array(data[0..<32])))
         if makeCurrent { state.keyPath = path }
         return channelV1.isOpen ? .secure(answer) : .plain(answer)
     }
@@ -176,12 +176,12 @@ extension SoftKeycard {
         let digest = Array(data[0..<32])
         switch inner.p2 {
         case SigningAlgorithm.ecdsa.rawValue:
-            return .secure(signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: digest)))
+            return .secure(try signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: digest)))
         case SigningAlgorithm.schnorrBIP340.rawValue:
             // The applet normalises the key to even y, adds the tweak, and signs (which normalises again).
             let tweaked = try Scalar.evenY(node.key).adding(tweak: Array(data[32..<64]))
             let signature = try tweaked.signSchnorr(message: digest, auxiliaryRandom: random.bytes(32))
-            return .secure(signatureTemplate(publicKey: node.key.publicKey, signature: TLV(tag: 0x88, value: signature)))
+            return .secure(try signatureTemplate(publicKey: node.key.publicKey, signature: TLV(tag: 0x88, value: signature)))
         default:
             throw CardStatus(.functionNotSupported)
         }

@@ -119,28 +119,36 @@ public final class SoftKeycard: CardChannel {
             return ResponseAPDU(statusWord: .fileNotFound)
         }
         resetSession()
-        return ResponseAPDU(data: isV2 ? selectAnswerV2() : selectAnswerV1(), statusWord: .success)
+        do { return ResponseAPDU(data: isV2 ? try selectAnswerV2() : try selectAnswerV1(), statusWord: .success) } catch {
+            return ResponseAPDU(statusWord: .unknown)
+        }
     }
 
-    private func selectAnswerV1() -> [UInt8] {
+    /// A count that goes out in one byte; a state that would overflow it answers 6F00 instead of trapping.
+    func byte(_ count: Int) throws -> UInt8 {
+        guard let value = UInt8(exactly: count) else { throw CardStatus(.unknown) }
+        return value
+    }
+
+    private func selectAnswerV1() throws -> [UInt8] {
         let scKey = (try? PrivateKey(bytes: state.secureChannelKey))?.publicKey.uncompressed ?? []
-        guard state.isInitialized else { return [0x80, UInt8(scKey.count)] + scKey }
+        guard state.isInitialized else { return [0x80, try byte(scKey.count)] + scKey }
         let fields: [TLV] = [
             TLV(tag: 0x8F, value: state.uid),
             TLV(tag: 0x80, value: scKey),
             TLV(tag: 0x02, value: [state.appletVersion.major, state.appletVersion.minor]),
-            TLV(tag: 0x02, value: [UInt8(state.freePairingSlots)]),
+            TLV(tag: 0x02, value: [try byte(state.freePairingSlots)]),
             TLV(tag: 0x8E, value: state.keyUID),
             TLV(tag: 0x8D, value: [Capabilities.all.rawValue]),
         ]
         let body = fields.flatMap { $0.encoded() }
         // The applet writes 81 before the length exactly when a key is loaded (the template is longer then).
-        return [0xA4] + (state.masterKey != nil ? [0x81, UInt8(body.count)] : [UInt8(body.count)]) + body
+        return [0xA4] + (state.masterKey != nil ? [0x81, try byte(body.count)] : [try byte(body.count)]) + body
     }
 
-    private func selectAnswerV2() -> [UInt8] {
+    private func selectAnswerV2() throws -> [UInt8] {
         var status: UInt8 = 0
-        if let credentials = state.credentials { status = 0x10 | UInt8(currentPINTries(credentials) & 0x0F) }
+        if let credentials = state.credentials { status = 0x10 | UInt8(truncatingIfNeeded: currentPINTries(credentials) & 0x0F) }
         let fields: [TLV] = [
             TLV(tag: 0x02, value: [state.appletVersion.major, state.appletVersion.minor]),
             TLV(tag: 0x8C, value: [status]),
@@ -150,7 +158,7 @@ public final class SoftKeycard: CardChannel {
         ]
         let body = fields.flatMap { $0.encoded() }
         let length = options.selectLengthQuirk ? body.count - 1 : body.count
-        return [0xA4] + (state.masterKey != nil ? [0x81, UInt8(length)] : [UInt8(length)]) + body
+        return [0xA4] + (state.masterKey != nil ? [0x81, try byte(length)] : [try byte(length)]) + body
     }
 
     // MARK: - Applet 3.x dispatch
@@ -284,8 +292,8 @@ public final class SoftKeycard: CardChannel {
         switch apdu.p1 {
         case 0x00:
             return .secure(TLV(tag: 0xA3, children: [
-                TLV(tag: 0x02, value: [UInt8(currentPINTries(credentials))]),
-                TLV(tag: 0x02, value: [UInt8(credentials.pukTries)]),
+                TLV(tag: 0x02, value: [try byte(currentPINTries(credentials))]),
+                TLV(tag: 0x02, value: [try byte(credentials.pukTries)]),
                 TLV(tag: 0x01, value: [state.masterKey != nil ? 0xFF : 0x00]),
             ]).encoded())
         case 0x01 where !isV2:

@@ -33,9 +33,12 @@ public final class SoftKeycardStore {
         do { data = Data(try BoundedFile.read(url.path, limit: Self.maximumFileSize)) } catch let error as BoundedFile.ReadError {
             throw SoftKeycardError.corruptState(path: url.path, reason: error.problem)
         }
-        do { return try JSONDecoder().decode(SoftKeycardState.self, from: data) } catch {
+        let state: SoftKeycardState
+        do { state = try JSONDecoder().decode(SoftKeycardState.self, from: data) } catch {
             throw SoftKeycardError.corruptState(path: url.path, reason: Self.reason(error))
         }
+        if let problem = state.problem() { throw SoftKeycardError.corruptState(path: url.path, reason: problem) }
+        return state
     }
 
     /// A decoding error as a sentence, not the enum's debug text.

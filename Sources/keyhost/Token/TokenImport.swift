@@ -45,7 +45,7 @@ struct TokenList: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let wallet = try options.open()
-            let tokens = try wallet.store.tokens()
+            let (tokens, damaged) = try wallet.store.listing()
             if json {
                 try printJSON(["tokens": tokens.map { stored -> [String: Any] in
                     var row = TokenInspect.json(stored.token)
@@ -54,16 +54,20 @@ struct TokenList: ParsableCommand {
                     if let spent = stored.spentAt { row["spent_at"] = spent }
                     if let receipt = stored.receiptID { row["receipt_id"] = Hex.encode(receipt) }
                     return row
-                }])
+                } + damaged.map { ["id": Hex.encode($0.id), "state": "damaged", "reason": $0.reason] as [String: Any] }])
                 return
             }
-            if tokens.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }
+            if tokens.isEmpty && damaged.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }
             for stored in tokens {
                 let t = stored.token.token
                 var line = "\(Hex.encode(t.id))  \(stored.state.rawValue.padding(7))  \(t.value) \(t.unit)"
                 if let expires = t.expires { line += "  until \(UnixTime.iso8601(expires))" }
                 if let spent = stored.spentAt { line += "  spent \(UnixTime.iso8601(spent))" }
                 print(line)
+            }
+            // Set aside, never run: listed so that a row that vanished from the list is explained.
+            for row in damaged {
+                print("\(Hex.encode(row.id))  DAMAGED  \(row.reason)")
             }
         }
     }

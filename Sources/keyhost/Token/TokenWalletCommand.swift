@@ -64,8 +64,8 @@ struct TokenWalletCommand: ParsableCommand {
 
     static func show(_ wallet: TokenWallet, path: String, json: Bool) throws {
         let holder = try wallet.holder()
-        let tokens = try wallet.store.tokens()
-        var counts: [String: Int] = ["held": 0, "pending": 0, "spent": 0]
+        let (tokens, damaged) = try wallet.store.listing()
+        var counts: [String: Int] = ["held": 0, "pending": 0, "spent": 0, "damaged": damaged.count]
         for t in tokens { counts[t.state.rawValue.lowercased(), default: 0] += 1 }
         let trusted = try wallet.store.trustedIssuers().map { Hex.encode($0) }
         if json {
@@ -80,7 +80,8 @@ struct TokenWalletCommand: ParsableCommand {
         print("wallet      \(path)")
         print("holder      \(Hex.encode(holder.publicKey.compressed)) (\(holder.kind))")
         if case .card(_, let uid, let keyPath) = holder { print("card        key \(Hex.encode(uid)), path \(keyPath)") }
-        print("tokens      \(counts["held"]!) held, \(counts["pending"]!) pending, \(counts["spent"]!) spent")
+        print("tokens      \(counts["held"]!) held, \(counts["pending"]!) pending, \(counts["spent"]!) spent"
+              + (damaged.isEmpty ? "" : ", \(damaged.count) damaged (set aside; 'keyhost token list' says why)"))
         print("trusted     \(trusted.isEmpty ? "no issuer (bytecode tokens are refused)" : trusted.joined(separator: "\n            "))")
     }
 }

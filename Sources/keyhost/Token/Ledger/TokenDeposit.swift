@@ -50,6 +50,8 @@ struct TokenDeposit: ParsableCommand {
     func run() throws {
         var failed = false
         try Failure.exitOnError {
+            // Before any file is read or any token handed over.
+            try CommandLinePassword.refuse(ledger, option: "--ledger")
             var chains: [TokenChain] = []
             var ids: [String] = []
             for file in files {

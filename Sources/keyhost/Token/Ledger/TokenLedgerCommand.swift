@@ -1,4 +1,5 @@
 import ArgumentParser
+import CKeyhostProcess
 import KeyhostLedger
 import KeyhostLedgerCommand
 import KeyhostRecord
@@ -29,18 +30,17 @@ struct TokenLedgerServe: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            try CommandLinePassword.refuse(options.db, option: "--db")
             let program = try LedgerProgram.path()
-            // A password written in the URL goes to the server in PGPASSWORD, not on its command line.
-            var database = options.db
-            var password: String? = getenv("PGPASSWORD").map { String(cString: $0) }
-            if case .postgres(let location)? = try? LedgerLocation(options.db), location.password != nil {
-                database = location.display
-                password = location.password
-            }
-            let arguments = [program, "serve"] + options.arguments(db: database)
+            let password: String? = getenv("PGPASSWORD").map { String(cString: $0) }
+            let arguments = [program, "serve"] + options.arguments(db: options.db)
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             let envp: [UnsafeMutablePointer<CChar>?] = LedgerProgram.environment(password: password, worker: WorkerRunner.currentExecutable).map { strdup($0) } + [nil]
             fflush(stdout)
+            // The server gets 0-2 only, like every child keyhost starts; should the exec fail, keyhost keeps its own.
+            guard khp_cloexec_other_descriptors() == 0 else {
+                throw Failure.message("cannot prepare the descriptors of the ledger service \(program): \(String(cString: strerror(errno)))")
+            }
             execve(program, argv, envp)
             throw Failure.message("cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
         }
@@ -59,6 +59,7 @@ struct TokenLedgerStats: ParsableCommand {
             let stats: LedgerStats
             switch (db, ledger) {
             case (let db?, nil):
+                try CommandLinePassword.refuse(db, option: "--db")
                 let connection = try TokenLedgers.open(db, issuers: [], worker: WorkerRunner.currentExecutable)
                 defer { connection.close() }
                 stats = try connection.stats()
