@@ -55,9 +55,12 @@ struct Serve: ParsableCommand {
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             let issuers = try LedgerIssuers.parse(options.issuer)
             let location = try LedgerLocation(options.db)
+            let limits = try ConnectionLimits.resolve(
+                total: options.maxConnections, perClient: options.maxConnectionsPerClient, requestTimeoutSeconds: options.requestTimeout)
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers))
             server.maxBodyBytes = maxBodyKib << 10
+            server.connectionLimits = limits
             if let postgres = store as? PostgresLedgerStore {
                 // The store's own limit ends a deposit first, with a definite answer (nothing
                 // recorded); the service's is only a backstop.

@@ -345,7 +345,7 @@ import Testing
         let (server, address) = try Child.ledgerServer(db: Self.url(pg, db, password: "sekrit"), issuers: [Self.issuerHex])
         defer { server.kill(SIGTERM); server.wait() }
         let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.pid)/cmdline")), as: UTF8.self)
-        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
+        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--request-timeout\060.0\0--max-connections-per-client\032\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
         #expect(!cmdline.contains("sekrit"))
         let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])
         #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")
