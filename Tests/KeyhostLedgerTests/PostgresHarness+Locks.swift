@@ -24,4 +24,9 @@ extension PostgresHarness {
     func waitFor(_ db: PostgresLocation, _ sql: String, toBe expected: String) throws -> Bool {
         try eventually { try query(db, sql) == expected }
     }
+
+    /// The same from an async test, sleeping between polls (see `eventually`).
+    func waitFor(_ db: PostgresLocation, _ sql: String, toBe expected: String) async throws -> Bool {
+        try await eventually { try query(db, sql) == expected }
+    }
 }

@@ -28,7 +28,7 @@ import Testing
         // stays full for as long as the answers below take.
         let drips = Drippers(port: port, sources: Self.sources, perSource: Self.perSource)
         defer { drips.stop() }
-        try #require(eventually { (try? Self.openDescriptors(server.pid)) ?? 0 >= baseline + held },
+        try #require(await eventually { (try? Self.openDescriptors(server.pid)) ?? 0 >= baseline + held },
                      "the server never held \(held) connections: \((try? Self.openDescriptors(server.pid)) ?? -1) descriptors open")
 
         let (health, healthAnswer) = try await HTTPTests.call(base, "GET", "/v1/health")
@@ -40,7 +40,7 @@ import Testing
         // No more new connections: every one still open keeps dripping (a byte every 0.2 s, well
         // inside the 30 s idle timeout), so only the request deadline closes it.
         drips.stopReconnecting()
-        #expect(eventually { drips.open == 0 }, "\(drips.open) dripping connections still open")
+        #expect(await eventually { drips.open == 0 }, "\(drips.open) dripping connections still open")
         #expect(drips.opened >= Self.sources.count * Self.perSource)
         #expect(try await HTTPTests.call(base, "GET", "/v1/health").0 == 200)
         #expect(try await HTTPTests.tokens(base) == 1)

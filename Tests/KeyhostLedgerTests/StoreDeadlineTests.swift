@@ -32,7 +32,7 @@ import Testing
 
         let deposit = Task { try await ledger.deposit([chains[1], chains[2], chains[0]]) }
         let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'"
-        try #require(try pg.waitFor(db, waiting, toBe: "1"))
+        try #require(try await pg.waitFor(db, waiting, toBe: "1"))
         #expect(try pg.query(db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO deposits%'") == "1")
         await #expect {
             _ = try await deposit.value
@@ -84,7 +84,7 @@ import Testing
         store.callLimit = PostgresHarness.patience
         // The closed connections reach the server; it ends them, and holds only the first deposit.
         let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
-        #expect(try pg.waitFor(db, others, toBe: "0"))
+        #expect(try await pg.waitFor(db, others, toBe: "0"))
         #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "1")
         #expect(try await ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
         #expect(try await ledger.stats().tokens == 2)
