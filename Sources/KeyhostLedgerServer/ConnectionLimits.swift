@@ -26,7 +26,7 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// the event loops' epoll, eventfd and timerfd, the database (SQLite's three files,
     /// PostgreSQL's pool), and `refusing`. A server out of descriptors cannot accept even to
     /// refuse, and `/v1/health` times out for everyone.
-    public static func reserved(cores: Int) -> Int { refusing + 32 + 4 * cores }
+    public static func reserved(cores: Int = System.coreCount) -> Int { refusing + 32 + 4 * cores }
 
     public init(total: Int, perClient: Int = defaultPerClient, requestTimeout: Duration = defaultRequestTimeout) {
         self.total = total

@@ -64,6 +64,7 @@ import Testing
         #expect(try await ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
 
         proxy.pause()
+        #expect(proxy.paused)
         store.callLimit = Self.limit
         let display = "postgres://keyhost@127.0.0.1:\(proxy.port)/\(db.database)"
         func silent(_ error: Error, _ operation: String) -> Bool {
