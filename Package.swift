@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
     ],
     targets: [
         // C libraries from Debian, each wrapped once.
@@ -87,6 +88,8 @@ let package = Package(
         .target(name: "KeyhostLedgerServer", dependencies: [
             "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         ]),
         // The options `ledger serve` shares between keyhost (which describes them) and keyhost-ledger.
         .target(name: "KeyhostLedgerCommand", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),

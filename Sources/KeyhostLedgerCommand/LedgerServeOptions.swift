@@ -7,12 +7,19 @@ public struct LedgerServeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The database: sqlite:FILE or postgres://USER@HOST:PORT/DB (password from PGPASSWORD).", valueName: "db")) public var db: String
     @Option(help: ArgumentHelp("An issuer this ledger serves: x-only public key in hex. Repeat for several.", valueName: "hex")) public var issuer: [String] = []
     @Option(help: ArgumentHelp("The largest request body in KiB.", valueName: "kib")) public var maxBodyKib: Int = 4096
+    @Option(help: ArgumentHelp("How long a request may take to arrive in full, headers and body, in seconds; then its connection is closed.", valueName: "seconds"))
+    public var requestTimeout: Double = 60
+    @Option(help: ArgumentHelp("The most connections held at once (default: 4096, or fewer when the descriptor limit, ulimit -n, leaves less).", valueName: "n"))
+    public var maxConnections: Int?
+    @Option(help: ArgumentHelp("The most connections one client address (an IPv6 /64) may hold.", valueName: "n")) public var maxConnectionsPerClient: Int = 32
 
     public init() {}
 
     /// The same options as command-line arguments, with `db` in place of the database given.
     public func arguments(db: String) -> [String] {
-        ["--listen", listen, "--db", db, "--max-body-kib", String(maxBodyKib)] + issuer.flatMap { ["--issuer", $0] }
+        ["--listen", listen, "--db", db, "--max-body-kib", String(maxBodyKib), "--request-timeout", String(requestTimeout),
+         "--max-connections-per-client", String(maxConnectionsPerClient)]
+            + (maxConnections.map { ["--max-connections", String($0)] } ?? []) + issuer.flatMap { ["--issuer", $0] }
     }
 
     public static let abstract = "Run the ledger's HTTP service: POST /v1/deposit, GET /v1/stats, GET /v1/health."

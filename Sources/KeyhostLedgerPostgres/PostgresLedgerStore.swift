@@ -19,12 +19,18 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     public var displayName: String { location.display }
 
     /// How long opening waits for a server that does not answer (or is still starting).
-    static let connectLimit: Duration = .seconds(15)
+    public static let defaultConnectLimit: Duration = .seconds(15)
 
     /// How long one call (`record`, `stats`) may take, everything included: waiting for a pooled
     /// connection, waiting on a row lock another depositor holds, the statements and the commit.
     /// Past it the call fails and its connection is closed, so PostgreSQL rolls the batch back.
-    public let callLimit: Duration
+    /// A call keeps the limit it started with.
+    public var callLimit: Duration {
+        get { limitLock.withLock { currentCallLimit } }
+        set { limitLock.withLock { currentCallLimit = newValue } }
+    }
+    private let limitLock = NSLock()
+    private var currentCallLimit: Duration
 
     /// 60 s: a 1,000-chain batch takes about a second on a local server (two round trips per
     /// chain at most), so it leaves room for a distant one (20 ms a round trip is 40 s) and for
@@ -44,9 +50,11 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     /// that refuses the connection (no such database, a wrong user or password) is an error at
     /// once; one that does not answer is one after `connectLimit`.
     /// `callLimit` nil: from `KEYHOST_LEDGER_TIMEOUT`, else `defaultCallLimit`.
-    public init(location: PostgresLocation, maxConnections: Int = 8, callLimit: Duration? = nil) async throws {
+    public init(
+        location: PostgresLocation, maxConnections: Int = 8, callLimit: Duration? = nil, connectLimit: Duration = defaultConnectLimit
+    ) async throws {
         self.location = location
-        self.callLimit = try callLimit ?? Self.callLimit(environment: ProcessInfo.processInfo.environment["KEYHOST_LEDGER_TIMEOUT"])
+        currentCallLimit = try callLimit ?? Self.callLimit(environment: ProcessInfo.processInfo.environment["KEYHOST_LEDGER_TIMEOUT"])
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: .disable)
@@ -59,10 +67,10 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         runTask = Task { await client.run() }
         do {
             let late = LedgerError.store("""
-                \(location.display): cannot connect within \(Self.connectLimit.components.seconds) s; \
+                \(location.display): cannot connect within \(Self.seconds(connectLimit)); \
                 is the server running and reachable at \(location.host):\(location.port)?
                 """)
-            try await withDeadline(Self.connectLimit, error: late) {
+            try await withDeadline(connectLimit, error: late) {
                 let connection = try await self.firstConnection()
                 do {
                     try await self.createSchema(on: connection)
@@ -175,8 +183,8 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
             deposits[a].tokenID.lexicographicallyPrecedes(deposits[b].tokenID) || (deposits[a].tokenID == deposits[b].tokenID && a < b)
         }
         let operation = "record the deposit"
-        let call = StoreCall()
-        return try await withDeadline(callLimit, late: { self.late(call, operation: operation) }) {
+        let call = StoreCall(), limit = callLimit
+        return try await withDeadline(limit, late: { self.late(call, operation: operation, limit: limit) }) {
             var attempt = 0
             while true {
                 attempt += 1
@@ -204,10 +212,10 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         }
     }
 
-    /// The error of a call that reached `callLimit`, whose connection is then closed.
-    func late(_ call: StoreCall, operation: String) -> LedgerError {
+    /// The error of a call that reached its `limit`, whose connection is then closed.
+    func late(_ call: StoreCall, operation: String, limit: Duration) -> LedgerError {
         let committing = call.expire()
-        let seconds = Self.seconds(callLimit)
+        let seconds = Self.seconds(limit)
         let silent = "\(displayName): cannot \(operation): no answer from the server at \(location.host):\(location.port) within \(seconds)"
         let what = "check that the server is up and reachable (and that no session keeps a lock on these rows), then try again; KEYHOST_LEDGER_TIMEOUT sets the limit"
         if operation != "record the deposit" { return .store("\(silent); \(what)") }
@@ -255,8 +263,8 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
 
     public func stats() async throws -> LedgerStats {
         let operation = "read the ledger's totals"
-        let call = StoreCall()
-        return try await withDeadline(callLimit, late: { self.late(call, operation: operation) }) {
+        let call = StoreCall(), limit = callLimit
+        return try await withDeadline(limit, late: { self.late(call, operation: operation, limit: limit) }) {
             var attempt = 0
             while true {
                 attempt += 1

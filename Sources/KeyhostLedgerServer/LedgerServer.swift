@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Hummingbird
+import HummingbirdCore
 import KeyhostLedger
 import KeyhostRecord
 import Logging
@@ -14,8 +15,12 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     public var maxBodyBytes: Int = 4 << 20
     /// How long one deposit may take in the store before the client is told to retry.
     public var depositTimeout: Duration = .seconds(30)
-    /// How long a connection may send or receive nothing (slow clients, idle keep-alives).
+    /// How long a connection may send or receive nothing (idle keep-alives). Slow clients are
+    /// bounded by `connectionLimits.requestTimeout`: the idle timeout never ends a request being read.
     public var idleTimeout: TimeAmount = .seconds(30)
+    /// Connections held at once, per client address, and the request deadline; nil: the defaults
+    /// for this process's descriptor limit (`ConnectionLimits.resolve`).
+    public var connectionLimits: ConnectionLimits?
 
     public init(ledger: Ledger<Chain>) {
         self.ledger = ledger
@@ -66,10 +71,15 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     public func run(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         var logger = Logger(label: "keyhost.ledger")
         logger.logLevel = .warning
+        let limits = try connectionLimits ?? ConnectionLimits.resolve(total: nil)
+        let admission = ConnectionAdmission(limits: limits)
+        // Sockets accepted only to be closed (over a limit) hold descriptors too: past this many
+        // open at once the listener stops accepting, and the kernel's backlog holds the rest.
+        let accepting = MaximumAvailableConnections(limits.total + ConnectionLimits.refusing)
         let app = Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
-            configuration: .init(address: .hostname(host, port: port), serverName: "keyhost-ledger"),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(admission: admission)], idleTimeout: idleTimeout)),
+            configuration: .init(address: .hostname(host, port: port), serverName: "keyhost-ledger", availableConnectionsDelegate: accepting),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
         try await app.runService()

@@ -65,9 +65,12 @@ struct Serve: ParsableCommand {
             let location = try LedgerLocation(options.db)
             // Each deposit re-runs its tokens' programs in keyhost's worker: find it before listening.
             let programs = WorkerPool(executable: try WorkerProgram.path())
+            let limits = try ConnectionLimits.resolve(
+                total: options.maxConnections, perClient: options.maxConnectionsPerClient, requestTimeoutSeconds: options.requestTimeout)
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, programs: programs.run))
             server.maxBodyBytes = maxBodyKib << 10
+            server.connectionLimits = limits
             if let postgres = store as? PostgresLedgerStore {
                 // The store's own limit ends a deposit first, with a definite answer (nothing
                 // recorded); the service's is only a backstop.

@@ -251,9 +251,12 @@ struct DiscoverCommandTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(20)
+        // Killed once a checkpoint exists and a few more addresses have been asked since: a state,
+        // not a time (the bound only ends a run that never gets there).
+        let deadline = Date().addingTimeInterval(300)
         while !FileManager.default.fileExists(atPath: checkpoint) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        Thread.sleep(forTimeInterval: 0.15)
+        let asked = server.requests.count
+        while server.requests.count < asked + 3 && process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the job ended before it could be interrupted")

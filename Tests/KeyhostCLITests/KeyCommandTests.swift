@@ -379,11 +379,18 @@ import Testing
     }
 
     /// The mnemonic and passphrase typed at the prompts, on a real terminal (script(1) gives keyhost a pseudo-terminal):
-    /// neither is echoed, and the keys are the ones bip-utils derives. Input arrives after a pause, once echo is off.
+    /// neither is echoed, and the keys are the ones bip-utils derives. Each line is typed once its prompt shows: the
+    /// prompt turns echo off with TCSAFLUSH, which drops whatever was typed before, so typing after a fixed pause
+    /// lost the line whenever keyhost was slower than the pause. The `timeout` only ends a run that is stuck.
     @Test func promptsReadTheTerminalWithoutEcho() throws {
         let expected = try #require(try Self.wallets(Self.words, passphrase: "TREZOR", count: 1).first { $0["kind"] as? String == "p2wpkh" })
         let command = "'\(Keyhost.binary.path)' key address --passphrase-prompt"
-        let shell = "(sleep 1; printf '%s\\n' \"$W\"; sleep 1; printf '%s\\n' \"$P\") | timeout 30 script -qec \"\(command)\" /dev/null"
+        let shell = """
+            out=$(mktemp); \
+            shows() { n=0; until grep -q "$1" "$out" || [ $n -ge 6000 ]; do sleep 0.05; n=$((n + 1)); done; }; \
+            (shows 'mnemonic (not echoed)'; printf '%s\\n' "$W"; shows 'passphrase (not echoed)'; printf '%s\\n' "$P") \
+            | timeout 300 script -qec "\(command)" /dev/null > "$out"; status=$?; cat "$out"; rm -f "$out"; exit $status
+            """
         let run = try Keyhost.run(["-c", shell], environment: ["W": Self.words, "P": "TREZOR", "KEYHOST_MNEMONIC": ""],
                                   executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")

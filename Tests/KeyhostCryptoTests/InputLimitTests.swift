@@ -17,7 +17,9 @@ extension KeyhostCryptoTests {
             } catch {
                 #expect(String(describing: error).contains("limit"), "\(name): \(error)")
             }
-            #expect(Date().timeIntervalSince(start) < 0.5, "\(name) was slow")
+            // Refusing takes microseconds and parsing 100 KB took 36 s: a bound between the two that
+            // no load on the machine reaches.
+            #expect(Date().timeIntervalSince(start) < 10, "\(name) was slow")
         }
 
         @Test("100 KB fails at once in every parser, with an error naming the limit")

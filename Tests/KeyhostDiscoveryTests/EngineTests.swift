@@ -138,19 +138,14 @@ struct EngineTests {
     @Test("Very large gap limits work, each address derived and asked once")
     func largeGap() throws {
         let far = try TestWallet.bip84(index: 4_999)
-        let clock = ContinuousClock()
-        var result: DiscoveryResult!
-        var source: CountingSource!
-        let elapsed = try clock.measure {
-            (result, source) = try run(bip84, used: [far], options: DiscoveryOptions(receiveGapLimit: 5_000, changeGapLimit: 5_000,
-                                                                                     accounts: 0...0, batchSize: 1_000))
-        }
+        // How fast is scripts/bench's business: a loaded machine must not fail this.
+        let (result, source) = try run(bip84, used: [far], options: DiscoveryOptions(receiveGapLimit: 5_000, changeGapLimit: 5_000,
+                                                                                 accounts: 0...0, batchSize: 1_000))
         #expect(result.usedAddresses.map(\.index) == [4_999])
         #expect(result.accounts[0].receiveAddressesChecked == 10_000)
         #expect(result.accounts[0].changeAddressesChecked == 5_000)
         #expect(source.asked.count == 15_000)
         #expect(source.calls == 15, "batches of 1,000")
-        #expect(elapsed < .seconds(20))
     }
 
     @Test("An unknown usage stops the scan; it never counts as unused")

@@ -31,6 +31,14 @@ import Testing
         }
     }
 
+    /// Whether `pid` ignores `signal` (its SigIgn mask in /proc).
+    static func ignores(_ pid: pid_t, _ signal: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+              let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
+    }
+
     /// Running (not gone, not a zombie nobody reaped).
     static func alive(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
@@ -123,30 +131,26 @@ import Testing
         ]
         let chains = try temporaryFile(try Fixtures.deposit(try Fixtures.token()).armored + "\n")
         for (url, reason) in refusals {
-            // The command line takes no password: the CLI gets it in PGPASSWORD.
+            // The command line takes no password: the CLI gets it in PGPASSWORD. At once: the server's reason, not
+            // the connect limit's message (which retrying would end in).
             let location = try PostgresLocation(url: url, environment: [:])
             let display = location.display
             for arguments in [["token", "ledger", "stats", "--db", display], ["token", "deposit", chains, "--ledger", display, "--issuer", Self.issuerHex]] {
-                let start = Date()
                 let child = try Child(Child.keyhost, arguments, environment: LedgerProgram.environment(password: location.password, worker: Fixtures.worker))
                 #expect(child.wait() == 1)
-                let seconds = Date().timeIntervalSince(start)
                 #expect(child.output.hasPrefix("keyhost: \(display): the server refused the connection: \(reason)"), "\(arguments[1]): \(child.output)")
                 #expect(!child.output.contains("hunter22") && !child.output.contains("cannot connect within"), "\(child.output)")
-                #expect(seconds < 5, "\(url): \(seconds) s")
             }
         }
 
         // Lua's token.ledger.open goes the same way.
-        let start = Date()
         let (status, output) = try Self.lua("""
             local token = require "keyhost.token"
             local ok, err = pcall(token.ledger.open, "\(refusals[2].url)", { issuers = { "\(Self.issuerHex)" } })
             print(ok, err.kind, err.message)
             """, environment: environment)
         #expect(status == 0 && output.hasPrefix("false\tstore\tpostgres://\(user)@\(server)/\(db.database): the server refused the connection: \(refusals[2].reason)"), "\(output)")
-        #expect(!output.contains("hunter22"))
-        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(!output.contains("hunter22") && !output.contains("cannot connect within"))
 
         // The right password gets in (the refusals above are the server's, not the harness's).
         let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--db", "postgres://\(user)@\(server)/\(db.database)"],
@@ -168,7 +172,8 @@ import Testing
             keyhost: postgres://keyhost@127.0.0.1:\(port)/ledger: cannot connect within 15 s; is the server running and reachable at 127.0.0.1:\(port)?
 
             """, "\(child.output)")
-        #expect(seconds > 14 && seconds < 30, "\(seconds) s")
+        // Not before the limit; the upper bound only catches a wait that never ends.
+        #expect(seconds > 14 && seconds < patienceSeconds, "\(seconds) s")
     }
 
     /// The password in the URL goes to the child in PGPASSWORD, not on its command line.
@@ -205,7 +210,7 @@ import Testing
         }
         #expect(throws: LedgerError.self) { try ledger.stats() }
         ledger.close()
-        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(Date().timeIntervalSince(start) < patienceSeconds)
         #expect(!Self.alive(ledger.pid))
     }
 
@@ -215,8 +220,9 @@ import Testing
         let pg = try PostgresHarness.get()
         let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, try pg.newDatabase())), issuers: [Fixtures.issuer.publicKey.xOnly], worker: Fixtures.worker)
         defer { ledger.close() }
+        // An ignored signal is discarded when it is sent, so nothing is left to wait for after kill.
+        #expect(Self.ignores(ledger.pid, SIGINT))
         kill(ledger.pid, SIGINT)
-        usleep(100_000)
         #expect(Self.alive(ledger.pid))
         #expect(try ledger.deposit([try Fixtures.deposit(try Fixtures.token())]).map(\.name) == ["accepted"])
     }
@@ -234,15 +240,12 @@ import Testing
             while os.time() - t < 60 do end
             """
         let keyhost = try Child(Child.keyhost, ["-e", script])
-        var children: [pid_t] = []
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !keyhost.output.contains("open\t0") { usleep(20_000) }
-        children = Self.ledgerChildren(of: keyhost.pid)
+        _ = eventually { keyhost.output.contains("open\t0") }
+        let children = Self.ledgerChildren(of: keyhost.pid)
         try #require(keyhost.output.contains("open\t0") && children.count == 1, "\(keyhost.output) \(children)")
         keyhost.kill(SIGKILL)
         keyhost.wait()
-        let gone = Date().addingTimeInterval(5)
-        while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
+        _ = eventually { !Self.alive(children[0]) }
         #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost")
     }
 
@@ -281,8 +284,7 @@ import Testing
 
         keyhost.kill(SIGKILL)
         keyhost.wait()
-        let gone = Date().addingTimeInterval(5)
-        while Date() < gone, Self.alive(children[0]) { usleep(20_000) }
+        _ = eventually { !Self.alive(children[0]) }
         #expect(!Self.alive(children[0]), "keyhost-ledger \(children[0]) outlived keyhost while waiting in a deposit")
 
         // The holder's transaction ends (rolled back): the child's INSERT could go on, but its
@@ -290,7 +292,7 @@ import Testing
         _ = try pg.query(db, release)
         holder.wait()
         let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        #expect(try pg.waitFor(db, others, toBe: "0", seconds: 10), "a connection to \(db.database) stayed open")
+        #expect(try pg.waitFor(db, others, toBe: "0"), "a connection to \(db.database) stayed open")
         #expect(try pg.query(db, "SELECT count(*) FROM deposits") == "0")
     }
 
@@ -334,8 +336,7 @@ import Testing
         #expect(stats.wait() != 0)
         #expect(stats.output.contains("the ledger's database failed; try again"), "\(stats.output)")
         #expect(!stats.output.contains(db.database) && !stats.output.contains("deposits"), "\(stats.output)")
-        let deadline = Date().addingTimeInterval(10)
-        while !server.output.contains("keyhost-ledger: the ledger's database failed:") && Date() < deadline { usleep(20_000) }
+        _ = eventually { server.output.contains("keyhost-ledger: the ledger's database failed:") }
         let logged = server.output.components(separatedBy: "\n").first { $0.hasPrefix("keyhost-ledger: the ledger's database failed:") } ?? ""
         #expect(logged.contains(db.database) && logged.contains("relation \"deposits\" does not exist") && logged.contains("42P01"), "\(server.output)")
     }
@@ -351,7 +352,7 @@ import Testing
         let (server, address) = try Child.ledgerServer(db: Self.url(pg, db), issuers: [Self.issuerHex])
         defer { server.kill(SIGTERM); server.wait() }
         let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.pid)/cmdline")), as: UTF8.self)
-        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
+        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--request-timeout\060.0\0--max-connections-per-client\032\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
         #expect(!cmdline.contains("sekrit"))
         let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])
         #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")

@@ -20,13 +20,13 @@ extension PostgresHarness {
         return holder
     }
 
-    /// Polls `sql` in `db` until it answers `expected`; false after `seconds`.
-    func waitFor(_ db: PostgresLocation, _ sql: String, toBe expected: String, seconds: Double = 30) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try query(db, sql) == expected { return true }
-            usleep(50_000)
-        }
-        return false
+    /// Polls `sql` in `db` until it answers `expected`; false only when it never does.
+    func waitFor(_ db: PostgresLocation, _ sql: String, toBe expected: String) throws -> Bool {
+        try eventually { try query(db, sql) == expected }
+    }
+
+    /// The same from an async test, sleeping between polls (see `eventually`).
+    func waitFor(_ db: PostgresLocation, _ sql: String, toBe expected: String) async throws -> Bool {
+        try await eventually { try query(db, sql) == expected }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostLedger
+import KeyhostLedgerPostgres
 
 /// A real PostgreSQL server for the tests: initdb in a temporary folder, listening on 127.0.0.1 at
 /// a free port, run as the `postgres` user when the tests run as root (PostgreSQL refuses root).
@@ -33,7 +34,7 @@ final class PostgresHarness: @unchecked Sendable {
         let rules = try String(contentsOfFile: hba, encoding: .utf8)
         try "host all \(Self.passwordUser) 127.0.0.1/32 scram-sha-256\n\(rules)".write(toFile: hba, atomically: false, encoding: .utf8)
         try run(binaries + "/pg_ctl", [
-            "-D", dataDirectory, "-w", "-t", "60", "-l", base + "/server.log",
+            "-D", dataDirectory, "-w", "-t", String(Int(patienceSeconds)), "-l", base + "/server.log",
             "-o", "-c listen_addresses=127.0.0.1 -c port=\(port) -c unix_socket_directories=\(base) -c max_connections=200 -c fsync=on", "start",
         ])
         try run(binaries + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "keyhost", "-d", "postgres", "-c",
@@ -48,6 +49,15 @@ final class PostgresHarness: @unchecked Sendable {
             Self.registered = true
             atexit { for action in PostgresHarness.atExit { action() } }
         }
+    }
+
+    /// How long opening a store, or one of its calls, may take here: a server that answers gets
+    /// through, however loaded the machine (PostgresLedgerStore's own 15 s and 60 s are for users).
+    static let patience: Duration = .seconds(Int64(patienceSeconds))
+
+    /// A store on `location` with `patience` for every limit.
+    static func store(_ location: PostgresLocation) async throws -> PostgresLedgerStore {
+        try await PostgresLedgerStore(location: location, callLimit: patience, connectLimit: patience)
     }
 
     /// The one user that logs in with a password (scram-sha-256), and its password.

@@ -66,28 +66,18 @@ import Testing
         let (server, address) = try Child.ledgerServer(db: url, issuers: [Self.issuerHex])
         let client = try Child(Child.keyhost, ["token", "deposit", file, "--ledger", address])
         // Wait until the server's transaction has written rows but not committed, then kill it.
-        var caught = false
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let open = try pg.query(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()")
-            if open != "0" {
-                server.kill(SIGKILL)
-                caught = true
-                break
-            }
+        let caught = try eventually {
+            try pg.query(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()") != "0"
         }
         server.kill(SIGKILL)
         server.wait()
         #expect(client.wait() == 1, "the client must see the failure: \(client.output)")
         try #require(caught, "never saw the deposit transaction open")
-        // PostgreSQL ends the dead server's session and rolls its transaction back.
-        var recorded = ""
-        for _ in 0..<100 {
-            recorded = try pg.query(db, "SELECT count(*) FROM deposits")
-            let sessions = try pg.query(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
-            if sessions == "0" { break }
-            usleep(50_000)
-        }
+        // PostgreSQL ends the dead server's session and rolls its transaction back; only then is
+        // the count final.
+        let sessions = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        try #require(try pg.waitFor(db, sessions, toBe: "0"), "the dead server's session never ended")
+        let recorded = try pg.query(db, "SELECT count(*) FROM deposits")
         #expect(recorded == "0" || recorded == "1000", "a half-recorded batch: \(recorded) rows")
 
         let (again, againAddress) = try Child.ledgerServer(db: url, issuers: [Self.issuerHex])

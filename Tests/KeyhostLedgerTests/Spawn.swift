@@ -60,19 +60,25 @@ final class Child: @unchecked Sendable {
             .appendingPathComponent(".build/debug/keyhost").path
     }()
 
-    /// `keyhost token ledger serve` on a free port; returns once it prints its address.
-    static func ledgerServer(db: String, issuers: [String]) throws -> (Child, String) {
-        let server = try Child(keyhost, ["token", "ledger", "serve", "--listen", "127.0.0.1:0", "--db", db] + issuers.flatMap { ["--issuer", $0] })
-        let deadline = Date().addingTimeInterval(30)
+    /// `keyhost token ledger serve` on a free port with `options` added; returns once it prints its
+    /// address. `descriptors`: its descriptor limit (`ulimit -n`), set by a shell that then execs it.
+    static func ledgerServer(db: String, issuers: [String], options: [String] = [], descriptors: Int? = nil) throws -> (Child, String) {
+        let command = [keyhost, "token", "ledger", "serve", "--listen", "127.0.0.1:0", "--db", db] + issuers.flatMap { ["--issuer", $0] } + options
+        let server = try descriptors.map { try Child("/bin/sh", ["-c", "ulimit -n \($0) && exec \"$@\"", "sh"] + command) }
+            ?? Child(command[0], Array(command.dropFirst()))
+        let deadline = Date().addingTimeInterval(patienceSeconds)
         while Date() < deadline {
             if let range = server.output.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
                 return (server, String(server.output[range]))
             }
             var raw: Int32 = 0
-            if waitpid(server.pid, &raw, WNOHANG) == server.pid { throw HarnessError("the ledger server exited: \(server.output)") }
+            if waitpid(server.pid, &raw, WNOHANG) == server.pid {
+                server.status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+                throw HarnessError("the ledger server exited: \(server.output)")
+            }
             usleep(20_000)
         }
-        throw HarnessError("the ledger server did not start in 30 s: \(server.output)")
+        throw HarnessError("the ledger server did not start in \(Int(patienceSeconds)) s: \(server.output)")
     }
 }
 

@@ -15,7 +15,7 @@ import Testing
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
             return try SQLiteLedgerStore(path: path)
         default:
-            return try await PostgresLedgerStore(location: try PostgresHarness.get().newDatabase())
+            return try await PostgresHarness.store(try PostgresHarness.get().newDatabase())
         }
     }
 

@@ -81,22 +81,28 @@ import Testing
             let holder = try Database(path: path) { try $0.execute("PRAGMA journal_mode = WAL") }
             try holder.access { try $0.execute("CREATE TABLE t (x)") }
             let impatient = try Database(path: path, busyTimeout: .milliseconds(150))
-            let patient = try Database(path: path, busyTimeout: .seconds(10))
+            let patient = try Database(path: path, busyTimeout: .seconds(120))
             let clock = ContinuousClock()
-            let started = Locked(false), released = Locked<ContinuousClock.Instant?>(nil)
-            let outcomes = Locked<[String: Duration]>([:])
+            let started = Locked(false), released = Locked<ContinuousClock.Instant?>(nil), waiting = Locked(0)
+            // Each waiter's outcome, when it began waiting and when it was done.
+            let outcomes = Locked<[String: (begin: ContinuousClock.Instant, end: ContinuousClock.Instant)]>([:])
             onThreads(3) { index in
                 switch index {
                 case 0:
                     try? holder.transaction(.immediate) { db in
                         try db.execute("INSERT INTO t VALUES (1)")
                         started.update { $0 = true }
-                        usleep(600_000)
+                        // Held until both wait and the impatient one has given up: states, not a
+                        // time a slow machine may overrun (the bound only ends a broken run).
+                        let bound = clock.now + .seconds(300)
+                        func ready() -> Bool { waiting.value == 2 && outcomes.value.keys.contains { $0 != "patient wrote" } }
+                        while !ready() && clock.now < bound { usleep(1000) }
                         released.update { $0 = clock.now }
                     }
                 default:
                     while !started.value { usleep(1000) }
                     let begin = clock.now
+                    waiting.update { $0 += 1 }
                     let database = index == 1 ? impatient : patient
                     let name: String
                     do {
@@ -107,15 +113,19 @@ import Testing
                     } catch {
                         name = "other \(error)"
                     }
-                    outcomes.update { $0[name] = clock.now - begin }
+                    let end = clock.now
+                    outcomes.update { $0[name] = (begin, end) }
                 }
             }
             let waited = outcomes.value
             #expect(Set(waited.keys) == ["impatient busy", "patient wrote"])
-            // The impatient one waited its timeout, not the holder's whole transaction.
-            let impatientWait = try #require(waited["impatient busy"])
-            #expect(impatientWait >= .milliseconds(120) && impatientWait < .milliseconds(550))
-            #expect(try #require(waited["patient wrote"]) >= .milliseconds(450))
+            let release = try #require(released.value)
+            // The impatient one waited its timeout, and gave up while the holder still held the lock.
+            let gaveUp = try #require(waited["impatient busy"])
+            #expect(gaveUp.end - gaveUp.begin >= .milliseconds(120) && gaveUp.end < release)
+            // The patient one, waiting before the holder let go, waited for the rest of its transaction.
+            let wrote = try #require(waited["patient wrote"])
+            #expect(wrote.begin < release && wrote.end >= release)
             #expect(try holder.access { try $0.fetchValue("SELECT count(*) FROM t", as: Int.self) } == 2)
         }
     }

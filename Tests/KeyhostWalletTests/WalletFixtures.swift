@@ -70,7 +70,7 @@ final class ChildProcess {
     /// Kills it and waits until the kernel shows it as a zombie (not reaped yet).
     func killLeavingZombie() {
         kill(pid, SIGKILL)
-        for _ in 0..<200 where ProcFS.startTime(of: pid)?.isZombie != true { usleep(10_000) }
+        for _ in 0..<30_000 where ProcFS.startTime(of: pid)?.isZombie != true { usleep(10_000) }  // a state; the bound only ends a broken run
     }
 
     /// Kills and reaps it: afterwards its pid names no process.

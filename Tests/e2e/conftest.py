@@ -22,7 +22,8 @@ def repl(keyhost_bin, tmp_path):
     def start(*args, extra_env=None):
         env = {"PATH": "/usr/bin:/bin", "TERM": "xterm", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         env.update(extra_env or {})
-        child = pexpect.spawn(keyhost_bin, list(args), env=env, encoding="utf-8", timeout=10, dimensions=(40, 200))
+        # The timeout only ends a session that is stuck: a loaded machine answers far sooner.
+        child = pexpect.spawn(keyhost_bin, list(args), env=env, encoding="utf-8", timeout=120, dimensions=(40, 200))
         child.expect_exact("> ")
         sessions.append(child)
         return child

@@ -54,14 +54,16 @@ def test_errors_show_message_and_traceback_and_the_repl_goes_on(repl):
 
 
 def test_ctrl_c_interrupts_running_code(repl):
+    # Each loop prints a word its echoed source does not hold ('spin' .. 'ning'), so Ctrl-C is sent
+    # once the code runs, never to a REPL still reading the line.
     child = repl("repl")
-    child.sendline("while true do end")
-    time.sleep(0.5)
+    child.sendline("print('spin' .. 'ning') while true do end")
+    child.expect_exact("spinning")
     child.sendintr()
     child.expect_exact("\r\n> ")
     assert "interrupted" in child.before
-    child.sendline("co = coroutine.wrap(function() while true do end end); co()")
-    time.sleep(0.5)
+    child.sendline("co = coroutine.wrap(function() print('in' .. 'side') while true do end end); co()")
+    child.expect_exact("inside")
     child.sendintr()
     child.expect_exact("\r\n> ")
     assert "interrupted" in child.before
@@ -71,7 +73,7 @@ def test_ctrl_c_interrupts_running_code(repl):
 def test_ctrl_c_at_the_prompt_discards_the_line(repl):
     child = repl("repl")
     child.send("this is not lua")
-    time.sleep(0.2)
+    child.expect_exact("this is not lua")  # echoed: the line editor holds it
     child.sendintr()
     child.expect_exact("> ")
     child.sendline("for i = 1, 2 do")
@@ -258,9 +260,9 @@ def test_ctrl_c_stops_a_long_keyhost_call(repl):
     child.sendline('n = hd.from_mnemonic("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon '
                    'abandon about"):derive("m/84\'/0\'/0\'")')
     child.expect_exact("\r\n> ")
-    child.sendline("for i = 1, 1000 do n:addresses(0, 0, 1000000) end")
-    time.sleep(1.0)
+    child.sendline("print('call' .. 'ing') for i = 1, 1000 do n:addresses(0, 0, 1000000) end")
+    child.expect_exact("calling")  # then at once inside the first call, which takes seconds
     child.sendintr()
-    child.expect_exact("\r\n> ", timeout=20)
+    child.expect_exact("\r\n> ")
     assert "interrupted" in child.before
     assert ask(child, "#n:addresses(0, 0, 3)") == "3"
