@@ -239,28 +239,12 @@ public enum LedgerProgram {
 
     /// Next to the running executable first (an install, a build folder), then on PATH.
     public static func path() throws -> String {
-        let directory = executableDirectory()
-        if let directory, access(directory + "/" + name, X_OK) == 0 { return directory + "/" + name }
-        let search = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for folder in search.split(separator: ":") where !folder.isEmpty {
-            let candidate = "\(folder)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
+        if let found = CompanionProgram.find(name) { return found }
         throw LedgerError(kind: "store", message: """
-            the ledger program \(name) is not installed: not next to this keyhost (\(directory ?? "?")) nor on PATH; \
+            the ledger program \(name) is not installed: not next to this keyhost (\(CompanionProgram.runningDirectory ?? "?")) nor on PATH; \
             the ledger's HTTP service and PostgreSQL ledgers run in it. Install it with scripts/install PREFIX \
             (it installs keyhost and \(name)), or build it with 'swift build --product \(name)'
             """)
-    }
-
-    static func executableDirectory() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        buffer[n] = 0
-        let path = String(cString: buffer)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// This process's environment for the child, with PGPASSWORD set to `password` (or removed)

@@ -18,34 +18,16 @@ public enum WorkerProgram {
             }
             return given
         }
-        let directory = runningDirectory()
-        if let directory, access(directory + "/" + name, X_OK) == 0 { return directory + "/" + name }
-        let search = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for folder in search.split(separator: ":") where !folder.isEmpty {
-            let candidate = "\(folder)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
+        if let found = CompanionProgram.find(name) { return found }
         throw Missing(description: """
-            keyhost is not next to this program (\(directory ?? "?")) nor on PATH: the ledger re-runs each deposited \
-            token's program in keyhost's worker to check that the program made every transfer. Install both with \
+            keyhost is not next to this program (\(CompanionProgram.runningDirectory ?? "?")) nor on PATH: the ledger re-runs each \
+            deposited token's program in keyhost's worker to check that the program made every transfer. Install both with \
             scripts/install PREFIX, or set \(environmentName) to keyhost's path
             """)
     }
 
     /// The running keyhost binary (`/proc/self/exe`).
-    public static var current: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return name }
-        buffer[n] = 0
-        return String(cString: buffer)
-    }
-
-    static func runningDirectory() -> String? {
-        let path = current
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    public static var current: String { CompanionProgram.runningExecutable ?? name }
 
     public struct Missing: Error, CustomStringConvertible {
         public let description: String
