@@ -1,23 +1,10 @@
 import Foundation
+import KeyhostTestSupport
 import Testing
 
 /// `keyhost card status --reader virtual --card-state F` on state files nobody wrote with keyhost:
 /// each run ends with exit status 0 or 1, never a signal (a trap), whatever the file holds.
 @Suite struct HostileStateFileTests {
-    /// SplitMix64: the same mutations on every machine and every run.
-    struct Seeded {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    }
-
     /// A 3.2 card, initialised and holding the test mnemonic's key; its state file as JSON.
     static func initialisedState() throws -> (bench: CardCommandTests.Bench, json: [String: Any]) {
         let bench = try CardCommandTests.Bench()
@@ -28,7 +15,7 @@ import Testing
     }
 
     /// One value a hostile file might hold where `current` was.
-    static func hostileValue(_ random: inout Seeded, replacing current: Any) -> Any {
+    static func hostileValue(_ random: inout SplitMix64, replacing current: Any) -> Any {
         let numbers: [Any] = [-1, 0, 1, 2, 255, 256, 65535, 65536, Int(Int32.max), Int(Int32.max) + 1, Int64.max, Int64.min, 4_294_967_296]
         switch random.below(5) {
         case 0, 1: return random.pick(numbers)
@@ -78,7 +65,7 @@ import Testing
     @Test func threeHundredMutatedStateFilesNeverCrash() throws {
         let (bench, original) = try Self.initialisedState()
         let all = Self.paths(original).filter { !$0.isEmpty }
-        var random = Seeded(state: 0x6B65_7968_6F73_74)  // "keyhost"
+        var random = SplitMix64(seed: 0x6B65_7968_6F73_74)  // "keyhost"
         var refused = 0
         for round in 0..<300 {
             var mutated: Any = original
