@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostPlayer
+import KeyhostWorkerProcess
 import KeyhostTokens
 import Testing
 
