@@ -109,6 +109,18 @@ extension SoftKeycard {
         do { return try BIP32.derive(BIP32.Node(key: master, chainCode: chain), path) } catch { throw CardStatus(.dataInvalid) }
     }
 
+    /// The 3.2 applet's `doDerive`: the key at `path` through `derivationOutput`. For the empty path only the
+    /// master private key is copied in, so the chain code that comes out is the previous derivation's (zeros after reset).
+    func deriveV1(at path: [UInt32]) throws -> BIP32.Node {
+        let node = try deriveKey(at: path)
+        if path.isEmpty {
+            derivationOutput.replaceSubrange(0..<32, with: node.key.revealedBytes())
+        } else {
+            derivationOutput = node.key.revealedBytes() + node.chainCode
+        }
+        return BIP32.Node(key: node.key, chainCode: Array(derivationOutput[32..<64]))
+    }
+
     func isEIP1581(_ path: [UInt32]) -> Bool {
         path.count >= Keycard.eip1581Prefix.count + 2 && Array(path.prefix(3)) == Keycard.eip1581Prefix
     }
@@ -157,7 +169,7 @@ extension SoftKeycard {
         let path = try resolvePath(data[32...], source: source)
         let pinlessPath = !state.pinlessPath.isEmpty && path == state.pinlessPath
         guard (pinVerified || pinless || pinlessPath) && hasKey else { throw CardStatus(.conditionsNotSatisfied) }
-        let node = try deriveKey(at: path)
+        let node = try deriveV1(at: path)
         let answer = signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: Array(data[0..<32])))
         if makeCurrent { state.keyPath = path }
         return channelV1.isOpen ? .secure(answer) : .plain(answer)
@@ -211,7 +223,7 @@ extension SoftKeycard {
         if !(publicOnly || eip1581) || (option == .extendedPublic && (eip1581 || (isV2 && path.isEmpty))) {
             throw CardStatus(.conditionsNotSatisfied)
         }
-        let node = try deriveKey(at: path)
+        let node = isV2 ? try deriveKey(at: path) : try deriveV1(at: path)
         var fields: [TLV] = []
         switch option {
         case .privateAndPublic:
