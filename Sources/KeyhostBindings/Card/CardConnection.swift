@@ -55,7 +55,7 @@ public final class CardConnection {
     ///     structured errors (`no_key`, `not_initialized`) instead of `CardSetupError` for the card's state.
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, newCardApplet: AppletVersion? = nil, readers: [CardReaderSource],
-                pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey] = [], virtualHint: String,
+                pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey], virtualHint: String,
                 access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey, commandLine: Bool = false) throws {
         let wanted = (reader ?? "").trimmingWhitespace()
         var base: CardChannel
@@ -115,7 +115,14 @@ public final class CardConnection {
             object.pinInput = SecretInput.pin.forCommandLine
             object.passwordInput = SecretInput.pairingPassword.forCommandLine
         }
-        let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = commandLine ? commandLineCall : cardCall
+        // Every caller is a command, so an unknown CA's hint names --trusted-ca whichever wording the rest takes.
+        let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = { command, body in
+            do {
+                return try commandLine ? commandLineCall(command, body) : cardCall(command, body)
+            } catch let error as CardLuaError where error.kind == "untrusted_card" {
+                throw error.forCommandLine
+            }
+        }
         let info = try call("SELECT") { try object.select(card) }
         if requirement != .anything {
             guard info.isInitialized else {

@@ -21,6 +21,8 @@ struct CardSessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --reader virtual: the applet of a new software card, 3.2 (secure channel v1) or 4.0 (v2); used when the state file does not exist yet, and checked against it otherwise. Default 3.2.", valueName: "version"))
     var applet: String?
 
+    @OptionGroup var trust: TrustedCAOptions
+
     static let virtualHint = "--reader virtual --card-state FILE"
 
     var isVirtual: Bool { reader?.lowercased() == "virtual" }
@@ -48,7 +50,7 @@ struct CardSessionOptions: ParsableArguments {
         }
         do {
             return try CardConnection(reader: reader, cardState: cardState, newCardApplet: try appletVersion(), readers: [PCSCReaders()],
-                                      pin: nil, pairingPassword: nil, virtualHint: Self.virtualHint, access: access,
+                                      pin: nil, pairingPassword: nil, trustedCAKeys: try trust.keys(), virtualHint: Self.virtualHint, access: access,
                                       requirement: requirement, commandLine: true)
         } catch let error as CardSetupError {
             // No reader, no such reader, several matching: the kind Lua's card.open uses for them.
