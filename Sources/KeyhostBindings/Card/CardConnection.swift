@@ -1,6 +1,9 @@
 import KeyhostCard
 import KeyhostCrypto
 import LuaRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user,
 /// the kind (`no_reader`, `not_initialized`, `no_key`, `invalid_argument`) for `--json`.
@@ -97,11 +100,14 @@ public final class CardConnection {
             object.pinInput = SecretInput.pin.forCommandLine
             object.passwordInput = SecretInput.pairingPassword.forCommandLine
         }
+        // A host that finds every slot taken is told so (no_free_slot) rather than carried on a temporary pairing.
+        object.ephemeralFallback = false
+        object.pairingNotice = { fputs("keyhost: \($0)\n", stderr) }
         // Every caller is a command, so an unknown CA's hint names --trusted-ca whichever wording the rest takes.
         let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = { command, body in
             do {
                 return try commandLine ? commandLineCall(command, body) : cardCall(command, body)
-            } catch let error as CardLuaError where error.kind == "untrusted_card" {
+            } catch let error as CardLuaError where ["untrusted_card", "no_free_slot"].contains(error.kind) {
                 throw error.forCommandLine
             }
         }
@@ -132,6 +138,18 @@ public final class CardConnection {
         session = object
         self.card = card
         selectInfo = info
+    }
+
+    /// Lets a command that frees slots (`unpair --others`) in through the card's temporary slot when all are taken.
+    public func allowTemporaryPairing() { session.ephemeralFallback = true }
+
+    /// The 3.x card's pairing slots in use; call before `open` (see `KeycardCommandSet.occupiedPairingSlots`).
+    public func occupiedPairingSlots() throws -> [Int] {
+        try commandLineCall("OPEN SECURE CHANNEL") {
+            let slots = try card.occupiedPairingSlots()
+            try session.select(card)
+            return slots
+        }
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).

@@ -166,7 +166,8 @@ extension CardLuaError {
         switch kind {
         case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
         case "no_free_slot":
-            text = "no free pairing slot: free slots with 'keyhost card unpair --others' from a host that is paired, or factory reset the card"
+            text = "no free pairing slot: other hosts hold every slot of the card; free them with 'keyhost card unpair --others' "
+                + "(it works from this host too, through the card's temporary slot), or factory reset the card"
         case "not_initialized": text = "the card is not initialised; set it up with keyhost card init"
         case "channel_reset": text = "the card reset the secure channel; run the command again"
         case "channel_not_open": text = "\(command ?? "the command") needs an open secure channel; run the command again"
