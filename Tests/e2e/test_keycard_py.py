@@ -442,6 +442,42 @@ def test_every_command_picks_readers_alike(serve, keyhost_bin, tmp_path):
     assert f"reader {SECOND_READER}" in lua.stdout and 'no_reader\tseveral readers match "Virtual PCD"' in lua.stdout, lua.stdout
 
 
+def test_master_chain_code_is_stale_across_connections(serve, keyhost_bin, tmp_path):
+    """The 3.2 applet's EXPORT KEY of m (extended) answers the chain code of the last derivation, which survives
+    between PC/SC connections (transient memory, kept until the card is reset): keyhost's xpub of m/84'/1'/0'
+    leaves m/84'/1''s there. keyhost refuses m --extended rather than print that; keycard-py sees the raw answer."""
+    serve("--applet", "3.2")
+    card = keycard()
+    card.select()
+    card.init(PIN, PUK, PAIRING_PASSWORD)
+    card.select()
+    pairing = card.pair(PAIRING_PASSWORD)
+    card.open_secure_channel()
+    card.verify_pin(PIN)
+    card.load_key(constants.LoadKeyType.BIP39_SEED, bip39_seed=SEED)
+    card.transport.disconnect()
+
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "KEYHOST_PIN": PIN, "KEYHOST_PAIRING_PASSWORD": PAIRING_PASSWORD}
+    account = run_keyhost(keyhost_bin, "card", "export-key", "--path", "m/84'/1'/0'", "--extended", "--json", env=env)
+    assert account.returncode == 0, account.stderr
+    assert json.loads(account.stdout)["xpub"] == bip32("m/84'/1'/0'").PublicKey().ToExtended()
+    master = run_keyhost(keyhost_bin, "card", "export-key", "--path", "m", "--extended", env=env)
+    assert master.returncode == 1 and "master key's extended public key (m)" in master.stderr, master.stderr
+    assert "xpub" not in master.stdout
+
+    card = keycard()
+    card.select()
+    card.pairing = pairing
+    card.open_secure_channel()
+    card.verify_pin(PIN)
+    answer = card.send_secure_apdu(0xC2, 0x01, 0x02)  # EXPORT KEY, derive from m (empty path), extended public
+    assert answer[0] == 0xA1 and answer[4 + 65:4 + 65 + 2] == bytes([0x82, 0x20])
+    chain_code = answer[4 + 65 + 2:4 + 65 + 2 + 32]
+    assert chain_code == bip32("m/84'/1'").ChainCode().ToBytes()
+    assert chain_code != Bip32Secp256k1.FromSeed(SEED).ChainCode().ToBytes()
+
+
 def test_card_info_traces_apdus_over_pcsc(serve, keyhost_bin):
     serve("--applet", "3.2")
     result = run_keyhost(keyhost_bin, "card", "info", "--reader", READER, env={"KEYHOST_TRACE": "apdu"})
