@@ -106,19 +106,18 @@ extension SoftKeycard {
         guard let secret = state.masterKey, let master = try? PrivateKey(bytes: secret) else { throw CardStatus(.conditionsNotSatisfied) }
         let masterChain = state.masterChainCode ?? [UInt8](repeating: 0, count: 32)
         let chain = usingAlternatePIN && isExtended ? Hash.sha256(masterChain) : masterChain
-        do { return try BIP32.derive(BIP32.Node(key: master, chainCode: chain), path) } catch { throw CardStatus(.dataInvalid) }
-    }
-
-    /// The 3.2 applet's `doDerive`: the key at `path` through `derivationOutput`. For the empty path only the
-    /// master private key is copied in, so the chain code that comes out is the previous derivation's (zeros after reset).
-    func deriveV1(at path: [UInt32]) throws -> BIP32.Node {
-        let node = try deriveKey(at: path)
-        if path.isEmpty {
-            derivationOutput.replaceSubrange(0..<32, with: node.key.revealedBytes())
-        } else {
-            derivationOutput = node.key.revealedBytes() + node.chainCode
+        let node: BIP32.Node
+        do { node = try BIP32.derive(BIP32.Node(key: master, chainCode: chain), path) } catch { throw CardStatus(.dataInvalid) }
+        if !isV2 {
+            // The 3.2 applet's doDerive goes through derivationOutput: for the empty path it copies in only the
+            // master private key, so the chain code EXPORT KEY then answers is the previous derivation's.
+            if path.isEmpty {
+                derivationOutput.replaceSubrange(0..<32, with: node.key.revealedBytes())
+            } else {
+                derivationOutput = node.key.revealedBytes() + node.chainCode
+            }
         }
-        return BIP32.Node(key: node.key, chainCode: Array(derivationOutput[32..<64]))
+        return node
     }
 
     func isEIP1581(_ path: [UInt32]) -> Bool {
@@ -169,7 +168,7 @@ extension SoftKeycard {
         let path = try resolvePath(data[32...], source: source)
         let pinlessPath = !state.pinlessPath.isEmpty && path == state.pinlessPath
         guard (pinVerified || pinless || pinlessPath) && hasKey else { throw CardStatus(.conditionsNotSatisfied) }
-        let node = try deriveV1(at: path)
+        let node = try deriveKey(at: path)
         let answer = signatureTemplate(publicKey: node.key.publicKey, signature: try ecdsaTLV(node.key, digest: Array(data[0..<32])))
         if makeCurrent { state.keyPath = path }
         return channelV1.isOpen ? .secure(answer) : .plain(answer)
@@ -223,7 +222,7 @@ extension SoftKeycard {
         if !(publicOnly || eip1581) || (option == .extendedPublic && (eip1581 || (isV2 && path.isEmpty))) {
             throw CardStatus(.conditionsNotSatisfied)
         }
-        let node = isV2 ? try deriveKey(at: path) : try deriveV1(at: path)
+        let node = try deriveKey(at: path)
         var fields: [TLV] = []
         switch option {
         case .privateAndPublic:
@@ -232,7 +231,7 @@ extension SoftKeycard {
             fields.append(TLV(tag: 0x80, value: node.key.publicKey.uncompressed))
         case .extendedPublic:
             fields.append(TLV(tag: 0x80, value: node.key.publicKey.uncompressed))
-            fields.append(TLV(tag: 0x82, value: node.chainCode))
+            fields.append(TLV(tag: 0x82, value: isV2 ? node.chainCode : Array(derivationOutput[32..<64])))
         }
         if makeCurrent { state.keyPath = path }
         return .secure(TLV(tag: 0xA1, children: fields).encoded())
