@@ -48,14 +48,13 @@ struct Discover: ParsableCommand {
     @Option(help: .hidden)
     var mnemonic: String?
 
-    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader.", valueName: "reader"))
+    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader with a card.", valueName: "reader"))
     var card: String?
 
     @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
     var cardState: String?
 
-    @Option(name: .customLong("trusted-ca"), help: ArgumentHelp("With --card: also trust this certificate authority's public key (33 or 65 bytes, hex) for 4.x identity certificates; repeatable.", valueName: "hex"))
-    var trustedCA: [String] = []
+    @OptionGroup var trust: TrustedCAOptions
 
     @Option(help: ArgumentHelp("Read the card PIN from environment variable VAR (default KEYHOST_PIN, else a prompt).", valueName: "var"))
     var pinEnv: String?
@@ -121,16 +120,6 @@ struct Discover: ParsableCommand {
     @Flag(help: "No progress line, even on a terminal.")
     var quiet = false
 
-    /// The --trusted-ca keys, each 33 or 65 bytes of hex.
-    static func publicKeys(_ texts: [String]) throws -> [PublicKey] {
-        try texts.map { text in
-            guard let bytes = try? Hex.decode(text), [33, 65].contains(bytes.count), let key = try? PublicKey(bytes: bytes) else {
-                throw ValidationError("--trusted-ca needs a certificate authority's public key, 33 or 65 bytes in hex, got \(text.debugDescription)")
-            }
-            return key
-        }
-    }
-
     /// What a lone `--card` becomes.
     static let firstReader = "@first"
 
@@ -168,8 +157,7 @@ struct Discover: ParsableCommand {
         }
         if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual") }
-        if !trustedCA.isEmpty && card == nil { throw ValidationError("--trusted-ca goes with --card") }
-        _ = try Self.publicKeys(trustedCA)
+        if trust.given && card == nil { throw ValidationError("--trusted-ca goes with --card") }
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
         guard gapLimit >= 1 else {
@@ -261,7 +249,7 @@ struct Discover: ParsableCommand {
             let pin = try pinEnv.map { Array(try environmentValue($0, what: "the card PIN").utf8) }
             let password = try pairingPasswordEnv.map { Array(try environmentValue($0, what: "the pairing password").utf8) }
             let connection = try DiscoveryCardConnection(reader: card == Self.firstReader ? nil : card, cardState: cardState, readers: [PCSCReaders()], pin: pin,
-                                                         pairingPassword: password, trustedCAKeys: try Self.publicKeys(trustedCA))
+                                                         pairingPassword: password, trustedCAKeys: try trust.keys())
             cardConnection = connection
             keys = connection.keySource
         }

@@ -4,6 +4,8 @@
   derive MNEMONIC PASSPHRASE PATH...   one JSON line per path: {path, public_key, chain_code, xpub, zpub} (bip-utils)
   verify PUBKEY DIGEST RSV             "valid <recovered compressed key>" or "invalid" (coincurve)
   mnemonic PHRASE                      "valid <word count>" or "invalid" (python-mnemonic's BIP39 check)
+  recertify STATE CA_SECRET            re-signs a software 4.x card's identity certificate (in its state file) with
+                                       another CA, as a card personalised by someone else; prints that CA's public key
 """
 import json
 import sys
@@ -44,12 +46,27 @@ def verify(pubkey_hex, digest_hex, rsv_hex):
     print("valid", recovered.format(compressed=True).hex())
 
 
+def recertify(state_path, ca_secret_hex):
+    with open(state_path) as f:
+        state = json.load(f)
+    ca = coincurve.PrivateKey(bytes.fromhex(ca_secret_hex))
+    identity = coincurve.PrivateKey(bytes(state["identityKey"])).public_key.format(compressed=True)
+    # The certificate: compressed identity key, then r || s || v over SHA-256(identity key) (coincurve hashes it).
+    signature = ca.sign_recoverable(identity)
+    state["certificate"] = list(identity + signature)
+    with open(state_path, "w") as f:
+        json.dump(state, f)
+    print(ca.public_key.format(compressed=True).hex())
+
+
 def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "derive":
         derive(args[0], args[1], args[2:])
     elif command == "verify":
         verify(*args)
+    elif command == "recertify":
+        recertify(*args)
     elif command == "mnemonic":
         phrase = args[0]
         print(f"valid {len(phrase.split())}" if Mnemonic("english").check(phrase) else "invalid")

@@ -30,6 +30,8 @@ from keycard.exceptions import APDUError  # noqa: E402
 REPO = pathlib.Path(__file__).resolve().parents[2]
 READER = "Virtual PCD 00 00"
 PORT = 35963
+SECOND_READER = "Virtual PCD 00 01"
+SECOND_PORT = 35964
 PIN = "123456"
 PUK = "987654321098"  # does not start with the PIN: the 3.2 alternate PIN would otherwise switch keys
 PAIRING_PASSWORD = "keyhost pairing password"
@@ -52,10 +54,11 @@ def reader_running():
 class Server:
     """`keyhost card serve --vpcd` in the background; stderr kept in a file."""
 
-    def __init__(self, keyhost_bin, log_path, *args):
+    def __init__(self, keyhost_bin, log_path, *args, port=PORT):
         self.log_path = log_path
         self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen([keyhost_bin, "card", "serve", "--vpcd", f"127.0.0.1:{PORT}", *args],
+        self.reader = READER if port == PORT else SECOND_READER
+        self.proc = subprocess.Popen([keyhost_bin, "card", "serve", "--vpcd", f"127.0.0.1:{port}", *args],
                                      stdout=subprocess.DEVNULL, stderr=self.log)
 
     def stderr(self):
@@ -77,38 +80,38 @@ class Server:
             # vpcd notices a vanished card at its next presence poll. A new card served before that
             # replaces the old one without pcscd seeing a removal, and pcscd can then get stuck
             # reporting "no card" (a disconnect racing the swap): let the removal be seen first.
-            wait_for_card_state(False)
+            wait_for_card_state(False, reader=self.reader)
         self.log.close()
         return self.proc.returncode
 
 
-def card_present():
+def card_present(reader=READER):
     rv, context = scard.SCardEstablishContext(scard.SCARD_SCOPE_USER)
     if rv != scard.SCARD_S_SUCCESS:
         return False
     try:
-        rv, states = scard.SCardGetStatusChange(context, 0, [(READER, scard.SCARD_STATE_UNAWARE)])
+        rv, states = scard.SCardGetStatusChange(context, 0, [(reader, scard.SCARD_STATE_UNAWARE)])
         return rv == scard.SCARD_S_SUCCESS and bool(states[0][1] & scard.SCARD_STATE_PRESENT)
     finally:
         scard.SCardReleaseContext(context)
 
 
-def wait_for_card_state(present, timeout=5):
+def wait_for_card_state(present, timeout=5, reader=READER):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if card_present() == present:
+        if card_present(reader) == present:
             return
         time.sleep(0.05)
-    raise AssertionError(f"the card in {READER} is still {'absent' if present else 'present'} after {timeout} s")
+    raise AssertionError(f"the card in {reader} is still {'absent' if present else 'present'} after {timeout} s")
 
 
-def wait_for_card(timeout=15):
+def wait_for_card(timeout=15, reader=READER):
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         try:
             for r in pcsc_readers():
-                if str(r) == READER:
+                if str(r) == reader:
                     conn = r.createConnection()
                     conn.connect(disposition=scard.SCARD_LEAVE_CARD)
                     conn.disconnect()
@@ -116,19 +119,19 @@ def wait_for_card(timeout=15):
         except (NoCardException, CardConnectionException, Exception) as e:  # pcscd restarting, no card yet
             last = e
         time.sleep(0.05)
-    raise AssertionError(f"no card in {READER} after {timeout} s: {last}")
+    raise AssertionError(f"no card in {reader} after {timeout} s: {last}")
 
 
 @pytest.fixture
 def serve(keyhost_bin, tmp_path):
     servers = []
 
-    def start(*args, wait=True):
-        server = Server(keyhost_bin, tmp_path / f"serve{len(servers)}.log", *args)
+    def start(*args, wait=True, port=PORT):
+        server = Server(keyhost_bin, tmp_path / f"serve{len(servers)}.log", *args, port=port)
         servers.append(server)
         if wait:
             server.wait_for_log("connected")
-            wait_for_card()
+            wait_for_card(reader=server.reader)
         return server
 
     yield start
@@ -182,8 +185,9 @@ def check_signature(result, digest, expected_public_key):
     assert recovered.format(compressed=False) == expected_public_key
 
 
-def run_keyhost(keyhost_bin, *args):
-    return subprocess.run([keyhost_bin, *args], capture_output=True, text=True, timeout=30)
+def run_keyhost(keyhost_bin, *args, env=None):
+    return subprocess.run([keyhost_bin, *args], capture_output=True, text=True, timeout=30,
+                          env=None if env is None else {**os.environ, **env})
 
 
 # ---------------------------------------------------------------------------------------------- flows
@@ -396,11 +400,96 @@ def test_card_info_errors(keyhost_bin):
     assert "no card is in the reader" in result.stderr and "SCARD_E_NO_SMARTCARD" in result.stderr
     result = run_keyhost(keyhost_bin, "card", "info", "--reader", "No Such Reader")
     assert result.returncode == 1
-    assert "SCARD_E_UNKNOWN_READER" in result.stderr and '"Virtual PCD 00 00"' in result.stderr
+    assert 'no reader is called "No Such Reader"; readers: "Virtual PCD 00 00", "Virtual PCD 00 01"' in result.stderr
     result = run_keyhost(keyhost_bin, "card", "info", "--reader", "Virtual PCD 00 01", "--wait", "0.3")
     assert result.returncode == 1 and "SCARD_E_TIMEOUT" in result.stderr
     result = run_keyhost(keyhost_bin, "card", "info", "--reader", "7")
-    assert result.returncode == 1 and "there are 2 readers" in result.stderr
+    assert result.returncode == 1
+    assert 'no reader number 7; readers are numbered from 0' in result.stderr and '1: "Virtual PCD 00 01"' in result.stderr
+
+
+# The one rule every command (and Lua's card.open) uses to pick a reader, with the same messages.
+READER_COMMANDS = [("card", "info"), ("card", "status"), ("card", "export-key", "--path", "m/0"), ("key", "xpub", "--card")]
+
+
+def test_every_command_picks_readers_alike(serve, keyhost_bin, tmp_path):
+    serve("--applet", "3.2", port=SECOND_PORT)  # reader 0 is empty, the card is in reader 1
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "KEYHOST_PIN": PIN, "KEYHOST_PAIRING_PASSWORD": PAIRING_PASSWORD}
+    for command in READER_COMMANDS:
+        for reader in [None, "00 01", "1", "virtual pcd 00 01", SECOND_READER]:
+            args = [*command] + ([] if reader is None else ["--reader", reader])
+            result = run_keyhost(keyhost_bin, *args, env=env)
+            if command == ("card", "info"):
+                assert result.returncode == 0, (args, result.stderr)
+                assert f"reader: {SECOND_READER}" in result.stdout, (args, result.stdout)
+            else:
+                # The blank card is found, and refused for what it is, not for the reader.
+                assert result.returncode == 1, (args, result.stdout)
+                assert f"the card in {SECOND_READER} is not initialised" in result.stderr, (args, result.stderr)
+        ambiguous = run_keyhost(keyhost_bin, *command, "--reader", "Virtual PCD", env=env)
+        assert ambiguous.returncode == 1
+        assert f'several readers match "Virtual PCD": "{READER}", "{SECOND_READER}"' in ambiguous.stderr, (command, ambiguous.stderr)
+        empty = run_keyhost(keyhost_bin, *command, "--reader", "0", env=env)
+        assert empty.returncode == 1 and "SCARD_E_NO_SMARTCARD" in empty.stderr, (command, empty.stderr)
+    # Lua's card.open takes the same rule.
+    script = tmp_path / "which.lua"
+    script.write_text('print("reader " .. require("keyhost.card").open {}:reader())\n'
+                      'local ok, err = pcall(require("keyhost.card").open, { reader = "Virtual PCD" })\n'
+                      'print(err.kind, tostring(err))\n')
+    lua = run_keyhost(keyhost_bin, "run", str(script), env=env)
+    assert lua.returncode == 0, lua.stderr
+    assert f"reader {SECOND_READER}" in lua.stdout and 'no_reader\tseveral readers match "Virtual PCD"' in lua.stdout, lua.stdout
+
+
+def test_master_chain_code_is_stale_across_connections(serve, keyhost_bin, tmp_path):
+    """The 3.2 applet's EXPORT KEY of m (extended) answers the chain code of the last derivation, which survives
+    between PC/SC connections (transient memory, kept until the card is reset): keyhost's xpub of m/84'/1'/0'
+    leaves m/84'/1''s there. keyhost refuses m --extended rather than print that; keycard-py sees the raw answer."""
+    serve("--applet", "3.2")
+    card = keycard()
+    card.select()
+    card.init(PIN, PUK, PAIRING_PASSWORD)
+    card.select()
+    pairing = card.pair(PAIRING_PASSWORD)
+    card.open_secure_channel()
+    card.verify_pin(PIN)
+    card.load_key(constants.LoadKeyType.BIP39_SEED, bip39_seed=SEED)
+    card.transport.disconnect()
+
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "KEYHOST_PIN": PIN, "KEYHOST_PAIRING_PASSWORD": PAIRING_PASSWORD}
+    account = run_keyhost(keyhost_bin, "card", "export-key", "--path", "m/84'/1'/0'", "--extended", "--json", env=env)
+    assert account.returncode == 0, account.stderr
+    assert json.loads(account.stdout)["xpub"] == bip32("m/84'/1'/0'").PublicKey().ToExtended()
+    master = run_keyhost(keyhost_bin, "card", "export-key", "--path", "m", "--extended", env=env)
+    assert master.returncode == 1 and "master key's extended public key (m)" in master.stderr, master.stderr
+    assert "xpub" not in master.stdout
+
+    card = keycard()
+    card.select()
+    card.pairing = pairing
+    card.open_secure_channel()
+    card.verify_pin(PIN)
+    answer = card.send_secure_apdu(0xC2, 0x01, 0x02)  # EXPORT KEY, derive from m (empty path), extended public
+    assert answer[0] == 0xA1 and answer[4 + 65:4 + 65 + 2] == bytes([0x82, 0x20])
+    chain_code = answer[4 + 65 + 2:4 + 65 + 2 + 32]
+    assert chain_code == bip32("m/84'/1'").ChainCode().ToBytes()
+    assert chain_code != Bip32Secp256k1.FromSeed(SEED).ChainCode().ToBytes()
+
+
+def test_card_info_traces_apdus_over_pcsc(serve, keyhost_bin):
+    serve("--applet", "3.2")
+    result = run_keyhost(keyhost_bin, "card", "info", "--reader", READER, env={"KEYHOST_TRACE": "apdu"})
+    assert result.returncode == 0, result.stderr
+    assert ">> 00 A4 04 00 09 A0 00 00 08 04 00 01 01 01  ; SELECT" in result.stderr and "<< " in result.stderr, result.stderr
+
+
+def test_no_card_in_any_reader(keyhost_bin):
+    for command in READER_COMMANDS:
+        result = run_keyhost(keyhost_bin, *command, env={"KEYHOST_PIN": PIN})
+        assert result.returncode == 1
+        assert f'no card is in any reader ("{READER}", "{SECOND_READER}")' in result.stderr, (command, result.stderr)
 
 
 def test_exclusive_connection_blocks_others(serve, keyhost_bin):
@@ -424,6 +513,12 @@ def test_pcscd_not_running(keyhost_bin):
         result = run_keyhost(keyhost_bin, "card", "list")
         assert result.returncode == 1
         assert "pcscd is not running" in result.stderr and "SCARD_E_NO_SERVICE" in result.stderr
+        # Every command that opens a card says the same, not "connect a reader".
+        for command in READER_COMMANDS:
+            result = run_keyhost(keyhost_bin, *command, env={"KEYHOST_PIN": PIN})
+            assert result.returncode == 1
+            assert "no card reader: " in result.stderr and "pcscd is not running" in result.stderr, (command, result.stderr)
+            assert "SCARD_E_NO_SERVICE" in result.stderr and "--reader virtual --card-state FILE" in result.stderr
     finally:
         virtual_reader("start")
 

@@ -77,7 +77,10 @@ extension CardConnection {
                                    pinRetries: pinRetries, pukRetries: pukRetries)
             var pairingIndex: Int?
             if let password {
-                pairingIndex = Int(try session.pair(card, password: password, mode: .persistent, persist: true).index)
+                let free = card.applicationInfo?.freePairingSlots
+                let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
+                session.pairingNotice?(CardSessionObject.slotTaken(pairing.index, freeBefore: free))
+                pairingIndex = Int(pairing.index)
             }
             let info = try session.info(card)
             var result = CardResult()
@@ -113,6 +116,7 @@ extension CardConnection {
             }
             let password = try CardSecret.pairingPassword.resolve()
             let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
+            session.pairingNotice?(CardSessionObject.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
             result.append("pairing_index", .integer(Int(pairing.index)))
             result.append("new_pairing", .bool(true))
             return result
@@ -121,13 +125,16 @@ extension CardConnection {
 
     /// UNPAIR (3.x, PIN verified): `index`, or with `others` every slot but this host's, or else this host's own
     /// pairing. The stored pairing is forgotten when its slot is freed. `{unpaired, forgot_stored_pairing}`.
-    public func unpair(index: Int?, others: Bool) throws -> CardResult {
+    /// With `others`, `occupied` are the slots in use before the channel was opened (`occupiedPairingSlots`): only those are
+    /// freed and reported, since UNPAIR of a free slot succeeds as well.
+    public func unpair(index: Int?, others: Bool, occupied: [Int] = []) throws -> CardResult {
         try requireV1("unpair")
         return try commandLineCall("UNPAIR") {
             guard let own = card.pairing else { throw KeycardError.notPaired }
             var freed: [Int]
             if others {
-                freed = try session.unpairOthers(card)
+                freed = occupied.filter { $0 != Int(own.index) }
+                for slot in freed { try card.unpair(index: UInt8(slot)) }
             } else {
                 let slot = index ?? Int(own.index)
                 guard let byte = UInt8(exactly: slot) else { throw KeycardError.invalidArgument("pairing index \(slot) is not 0...255") }

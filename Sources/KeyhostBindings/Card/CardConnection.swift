@@ -1,6 +1,9 @@
 import KeyhostCard
 import KeyhostCrypto
 import LuaRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user,
 /// the kind (`no_reader`, `not_initialized`, `no_key`, `invalid_argument`) for `--json`.
@@ -45,7 +48,9 @@ public final class CardConnection {
     public let selectInfo: ApplicationInfo
 
     /// - Parameters:
-    ///   - reader: "virtual", a reader name (or a unique part of one), a number as `keyhost card list` prints it, or nil/"" for the first real reader.
+    ///   - reader: "virtual", a reader name (or a unique part of one), a number as `keyhost card list` prints it, or nil/""
+    ///     for the first reader with a card (`ReaderChoice`).
+    ///   - connectOptions: how to connect to a real reader (wait for a card, exclusive, protocol).
     ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
     ///   - virtualHint: how the command's options pick the software card, for messages (`--card virtual --card-state FILE`).
     ///   - newCardApplet: for a virtual card whose state file does not exist yet, the applet to emulate (3.2 when nil);
@@ -55,7 +60,8 @@ public final class CardConnection {
     ///     structured errors (`no_key`, `not_initialized`) instead of `CardSetupError` for the card's state.
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, newCardApplet: AppletVersion? = nil, readers: [CardReaderSource],
-                pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey] = [], virtualHint: String,
+                connectOptions: CardConnectOptions = CardConnectOptions(),
+                pin: [UInt8]?, pairingPassword: [UInt8]?, trustedCAKeys: [PublicKey], virtualHint: String,
                 access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey, commandLine: Bool = false) throws {
         let wanted = (reader ?? "").trimmingWhitespace()
         var base: CardChannel
@@ -70,31 +76,10 @@ public final class CardConnection {
             readerName = CardModule.virtualReader
         } else {
             if cardState != nil { throw CardSetupError("the card state file is for the virtual card only (\(virtualHint))", kind: "invalid_argument") }
-            let list = try cardCall(nil) { try CardModule.readerList(readers) }.filter { $0.source != nil }
-            let names = list.map { "\"\($0.name)\"" }.joined(separator: ", ")
-            let entry: (name: String, source: CardReaderSource?)
-            if wanted.isEmpty {
-                guard let first = list.first else {
-                    throw CardSetupError("no card reader found; connect one, or use \(virtualHint) for the software card", kind: "no_reader")
-                }
-                entry = first
-            } else if let number = Int64(wanted) {
-                guard let numbered = CardModule.reader(number: number, in: list) else {
-                    throw CardSetupError(CardModule.noReaderNumber(number, in: list), kind: "no_reader")
-                }
-                entry = numbered
-            } else if let exact = list.first(where: { $0.name == wanted }) {
-                entry = exact
-            } else {
-                let matches = list.filter { $0.name.lowercased().contains(wanted.lowercased()) }
-                guard matches.count == 1 else {
-                    throw CardSetupError("\(matches.isEmpty ? "no reader is called" : "several readers match") \"\(wanted)\"; readers: "
-                        + (names.isEmpty ? "none (or \(virtualHint))" : names), kind: "no_reader")
-                }
-                entry = matches[0]
-            }
+            let entry = try ReaderChoice.choose(wanted, sources: readers, virtualHint: virtualHint, wait: connectOptions.wait)
+            guard let source = entry.source else { throw CardSetupError("no card reader found; use \(virtualHint) for the software card", kind: "no_reader") }
             readerName = entry.name
-            base = try cardCall(nil) { try entry.source!.connect(reader: entry.name, options: CardConnectOptions()) }
+            base = try cardCall(nil) { try source.connect(reader: entry.name, options: connectOptions) }
         }
         counter = CountingChannel(base)
         base = counter
@@ -115,7 +100,17 @@ public final class CardConnection {
             object.pinInput = SecretInput.pin.forCommandLine
             object.passwordInput = SecretInput.pairingPassword.forCommandLine
         }
-        let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = commandLine ? commandLineCall : cardCall
+        // A host that finds every slot taken is told so (no_free_slot) rather than carried on a temporary pairing.
+        object.ephemeralFallback = false
+        object.pairingNotice = { fputs("keyhost: \($0)\n", stderr) }
+        // Every caller is a command, so an unknown CA's hint names --trusted-ca whichever wording the rest takes.
+        let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = { command, body in
+            do {
+                return try commandLine ? commandLineCall(command, body) : cardCall(command, body)
+            } catch let error as CardLuaError where ["untrusted_card", "no_free_slot"].contains(error.kind) {
+                throw error.forCommandLine
+            }
+        }
         let info = try call("SELECT") { try object.select(card) }
         if requirement != .anything {
             guard info.isInitialized else {
@@ -143,6 +138,18 @@ public final class CardConnection {
         session = object
         self.card = card
         selectInfo = info
+    }
+
+    /// Lets a command that frees slots (`unpair --others`) in through the card's temporary slot when all are taken.
+    public func allowTemporaryPairing() { session.ephemeralFallback = true }
+
+    /// The 3.x card's pairing slots in use; call before `open` (see `KeycardCommandSet.occupiedPairingSlots`).
+    public func occupiedPairingSlots() throws -> [Int] {
+        try commandLineCall("OPEN SECURE CHANNEL") {
+            let slots = try card.occupiedPairingSlots()
+            try session.select(card)
+            return slots
+        }
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).

@@ -1,4 +1,5 @@
 import KeyhostCard
+import KeyhostCrypto
 import LuaRuntime
 
 /// A card failure as Lua sees it: a table with `kind`, `sw`, `sw_name`, `retries_left`, `command` and
@@ -13,13 +14,16 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
     let statusWord: StatusWord?
     let retriesLeft: Int?
     let command: String?
+    /// For `untrusted_card` from an unknown CA: that CA's public key (compressed), so the hint can name it.
+    let caKey: [UInt8]?
 
-    init(kind: String, _ text: String, statusWord: StatusWord? = nil, retriesLeft: Int? = nil, command: String? = nil) {
+    init(kind: String, _ text: String, statusWord: StatusWord? = nil, retriesLeft: Int? = nil, command: String? = nil, caKey: [UInt8]? = nil) {
         self.kind = kind
         self.text = text
         self.statusWord = statusWord
         self.retriesLeft = retriesLeft
         self.command = command
+        self.caKey = caKey
     }
 
     var description: String {
@@ -36,6 +40,7 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
             "sw_name": statusWord.flatMap { $0.name }.map { .text($0) } ?? .nil,
             "retries_left": retriesLeft.map { .integer(Int64($0)) } ?? .nil,
             "command": command.map { .text($0) } ?? .nil,
+            "ca_key": caKey.map { .string($0) } ?? .nil,
         ])
     }
 
@@ -116,6 +121,10 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
             return make("wrong_pairing_password", "the card's pairing cryptogram does not match: wrong pairing password", .pair)
         case .untrustedCard(let why):
             return make("untrusted_card", "untrusted card: \(why)")
+        case .unknownCA(let key):
+            let hex = Hex.encode(key.compressed)
+            return CardLuaError(kind: "untrusted_card", "untrusted card: certificate signed by unknown CA \(hex); if you trust that certificate "
+                                + "authority, open the card with trusted_ca_keys = { hex.decode \"\(hex)\" }", command: fallback, caKey: key.compressed)
         case .invalidResponse(let ins, let why):
             return make("invalid_response", "invalid answer to \(ins): \(why)", ins)
         case .unsupported(let ins, let applet):
@@ -157,15 +166,21 @@ extension CardLuaError {
         switch kind {
         case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
         case "no_free_slot":
-            text = "no free pairing slot: free slots with 'keyhost card unpair --others' from a host that is paired, or factory reset the card"
+            text = "no free pairing slot: other hosts hold every slot of the card; free them with 'keyhost card unpair --others' "
+                + "(it works from this host too, through the card's temporary slot), or factory reset the card"
         case "not_initialized": text = "the card is not initialised; set it up with keyhost card init"
         case "channel_reset": text = "the card reset the secure channel; run the command again"
         case "channel_not_open": text = "\(command ?? "the command") needs an open secure channel; run the command again"
         case "not_paired": text = "no pairing with this card: pair with keyhost card pair"
         case "pairing_rejected": text = "the card does not know this pairing (slot freed or card reset); pair again with keyhost card pair"
+        case "untrusted_card":
+            guard let caKey else { return self }
+            let hex = Hex.encode(caKey)
+            text = "untrusted card: certificate signed by unknown CA \(hex); if you trust that certificate authority, "
+                + "name its public key with --trusted-ca KEY: --trusted-ca \(hex)"
         default: return self
         }
-        return CardLuaError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command)
+        return CardLuaError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command, caKey: caKey)
     }
 }
 

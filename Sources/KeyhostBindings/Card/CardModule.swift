@@ -172,32 +172,19 @@ enum CardModule {
                                  recordPath: recordPath, tracer: tracer, store: store)
     }
 
-    /// `reader = "virtual" | name | index`; without it, the first real reader.
+    /// `reader = "virtual" | name | index`; without it, the first reader with a card (`ReaderChoice`, as every command).
     static func resolveReader(_ opts: Options, _ sources: [CardReaderSource]) throws -> (String, CardReaderSource?) {
-        let list = try cardCall(nil) { try readerList(sources) }
-        let known = list.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        let wanted: String?
         switch opts["reader"] {
-        case .nil:
-            guard let first = list.first, first.source != nil else {
-                throw CardLuaError(kind: "no_reader", "no card reader found; connect one, or pass reader = \"virtual\" for the software card")
-            }
-            return (first.name, first.source)
-        case .integer, .number:
-            let index = try opts.integer("reader") ?? 0
-            guard let entry = reader(number: index, in: list) else {
-                throw CardLuaError(kind: "no_reader", "option 'reader': " + noReaderNumber(index, in: list))
-            }
-            return (entry.name, entry.source)
-        case .string:
-            let name = try opts.string("reader") ?? ""
-            if let exact = list.first(where: { $0.name == name }) { return (exact.name, exact.source) }
-            let matches = list.filter { $0.name.lowercased().contains(name.lowercased()) }
-            if matches.count == 1, let match = matches.first { return (match.name, match.source) }
-            let why = matches.isEmpty ? "no reader is called" : "several readers match"
-            throw CardLuaError(kind: "no_reader", "\(why) \"\(name)\"; readers: \(known)")
+        case .nil: wanted = nil
+        case .integer, .number: wanted = "\(try opts.integer("reader") ?? 0)"
+        case .string: wanted = try opts.string("reader") ?? ""
         default:
             throw LuaArgumentError(1, "option 'reader' must be a reader name or number, got \(opts["reader"].typeName)")
         }
+        let wait = try opts["wait"].isNil ? nil : number(opts, "wait")
+        let entry = try ReaderChoice.choose(wanted, sources: sources, virtualHint: "reader = \"virtual\"", wait: wait)
+        return (entry.name, entry.source)
     }
 
     static func appletVersion(_ opts: Options) throws -> AppletVersion {

@@ -20,6 +20,11 @@ final class CardSessionObject: LuaObject {
     /// Where `auto` and `openChannel` take secrets the caller did not pass (the command line words its hints differently).
     var pinInput = SecretInput.pin
     var passwordInput = SecretInput.pairingPassword
+    /// With every pairing slot taken, pair through the 3.2 applet's temporary slot (gone at power-off) instead of
+    /// failing. Lua's `s:auto` does (and says so in its result); commands only for `unpair --others`, which frees slots.
+    var ephemeralFallback = true
+    /// Told when `openChannel` takes a pairing slot or falls back to the temporary one (commands print it on stderr).
+    var pairingNotice: ((String) -> Void)?
     private var recordingWritten = false
 
     init(readerName: String, card: KeycardCommandSet, virtualCard: SoftKeycard?, recorder: RecordingChannel?, recordPath: String?,
@@ -154,12 +159,14 @@ final class CardSessionObject: LuaObject {
             if !reused {
                 let secret = try passwordInput.resolve(password)
                 do {
-                    _ = try pair(card, password: secret, mode: .persistent, persist: true)
-                } catch KeycardError.noFreePairingSlot {
+                    let pairing = try pair(card, password: secret, mode: .persistent, persist: true)
+                    pairingNotice?(Self.slotTaken(pairing.index, freeBefore: info.freePairingSlots))
+                } catch KeycardError.noFreePairingSlot where ephemeralFallback {
                     // Every slot is taken: an ephemeral pairing still opens a channel, e.g. to unpair_others().
                     try select(card)
                     _ = try pair(card, password: secret, mode: .ephemeral, persist: false)
                     result["ephemeral"] = .boolean(true)
+                    pairingNotice?("every pairing slot of the card is taken; paired through its temporary slot, for this session only")
                 }
                 result["new_pairing"] = .boolean(true)
                 try card.openSecureChannel()
@@ -172,6 +179,14 @@ final class CardSessionObject: LuaObject {
             try card.openSecureChannel()
         }
         return result
+    }
+
+    /// What a new persistent pairing cost: slots are few (10 on a 3.2 card) and each host keeps its own until freed.
+    static func slotTaken(_ index: UInt8, freeBefore: Int?) -> String {
+        let left = freeBefore.map { max(0, $0 - 1) }
+        let count = left.map { $0 == 1 ? "1 pairing slot is" : "\($0) pairing slots are" } ?? "an unknown number of pairing slots are"
+        return "paired with the card: this host now holds its pairing slot \(index); \(count) left free "
+            + "(keyhost card unpair gives this one back, keyhost card unpair --others frees the rest)"
     }
 
     /// INIT a blank card (`s:init{}`, `keyhost card init`): a 3.x card takes the pairing secret derived from

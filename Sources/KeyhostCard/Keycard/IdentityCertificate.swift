@@ -46,7 +46,7 @@ public struct IdentityCertificate: Equatable, Sendable {
     public func checkTrust(caKeys: [PublicKey], identityKeys: [PublicKey] = []) throws {
         if identityKeys.contains(identityKey) { return }
         let ca = try caPublicKey()
-        guard caKeys.contains(ca) else { throw KeycardError.untrustedCard("certificate signed by unknown CA \(ca)") }
+        guard caKeys.contains(ca) else { throw KeycardError.unknownCA(ca) }
     }
 
     /// Throws unless `der` is the identity key's signature over `digest`.

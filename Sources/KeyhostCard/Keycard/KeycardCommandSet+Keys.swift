@@ -52,7 +52,16 @@ extension KeycardCommandSet {
     }
 
     /// EXPORT KEY. `path` nil exports the current key (v1). On 4.x the path is always from the master.
+    /// The master's extended public key is refused before anything is sent: see `exportsMaster`.
     public func exportKey(_ option: ExportOption, path: KeyPath? = nil, makeCurrent: Bool = false) throws -> ExportedKey {
+        if option == .extendedPublic, try exportsMaster(path) {
+            let why = version == .v2
+                ? "the 4.x applet refuses to export the master's chain code (6985)"
+                : "the 3.x applet answers it with the chain code of the key it derived last, not the master's, so the xpub would be wrong"
+            throw KeycardError.unsupportedForm(.exportKey, what: "the master key's extended public key (m): \(why); no other command reveals "
+                + "the master chain code. Export an account's extended key instead (e.g. m/84'/0'/0'), or the master's public key without the chain code",
+                applet: appletName)
+        }
         let p1: UInt8
         var data: [UInt8] = []
         if version == .v2 {
@@ -69,5 +78,20 @@ extension KeycardCommandSet {
             p1 = 0x00
         }
         return try ExportedKey(response: sendSecure(.exportKey, p1: p1, p2: option.rawValue, data: data))
+    }
+
+    /// Whether EXPORT KEY of `path` (nil: the current key) lands on the master key. The 3.2 applet's derivation of
+    /// the empty path copies only the master private key into its output buffer and leaves the chain code of the
+    /// previous derivation there (KeycardApplet.doDerive), and no command yields the master chain code, so the
+    /// master's extended key cannot be had from a 3.x card at all. Relative paths cost one GET STATUS, only when empty.
+    func exportsMaster(_ path: KeyPath?) throws -> Bool {
+        if version == .v2 { return path?.components.isEmpty ?? true }
+        if let path, path.source == .master || !path.components.isEmpty { return path.components.isEmpty }
+        let current = try getCurrentPath().components
+        switch path?.source {
+        case nil, .current?: return current.isEmpty
+        case .parent?: return current.count <= 1
+        default: return false
+        }
     }
 }

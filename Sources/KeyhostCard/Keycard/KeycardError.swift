@@ -1,3 +1,5 @@
+import KeyhostCrypto
+
 /// Keycard failures, each with the command it came from where that helps.
 ///
 /// Status words with a Keycard meaning become named cases; any other word is kept raw in `.status`.
@@ -36,6 +38,8 @@ public enum KeycardError: Error, Equatable, CustomStringConvertible {
     case pairingCryptogramMismatch
     /// The card's identity certificate is not signed by a trusted CA, or its handshake signature is wrong.
     case untrustedCard(String)
+    /// The card's identity certificate is signed by a CA that is not trusted: its key, recovered from the signature.
+    case unknownCA(PublicKey)
     /// A response the client cannot make sense of.
     case invalidResponse(KeycardInstruction, String)
     /// The applet version on the card does not offer this.
@@ -111,6 +115,7 @@ public enum KeycardError: Error, Equatable, CustomStringConvertible {
         case .notPaired: return "no pairing; pair with the card first"
         case .pairingCryptogramMismatch: return "card cryptogram does not match the pairing secret"
         case .untrustedCard(let why): return "untrusted card: \(why)"
+        case .unknownCA(let key): return "untrusted card: certificate signed by unknown CA \(Hex.encode(key.compressed))"
         case .invalidResponse(let ins, let why): return "\(ins): invalid response: \(why)"
         case .unsupported(let ins, let applet): return "\(ins) is not offered by applet \(applet)"
         case .unsupportedForm(let ins, let what, let applet): return "\(ins) on applet \(applet) does not take \(what)"

@@ -106,7 +106,18 @@ extension SoftKeycard {
         guard let secret = state.masterKey, let master = try? PrivateKey(bytes: secret) else { throw CardStatus(.conditionsNotSatisfied) }
         let masterChain = state.masterChainCode ?? [UInt8](repeating: 0, count: 32)
         let chain = usingAlternatePIN && isExtended ? Hash.sha256(masterChain) : masterChain
-        do { return try BIP32.derive(BIP32.Node(key: master, chainCode: chain), path) } catch { throw CardStatus(.dataInvalid) }
+        let node: BIP32.Node
+        do { node = try BIP32.derive(BIP32.Node(key: master, chainCode: chain), path) } catch { throw CardStatus(.dataInvalid) }
+        if !isV2 {
+            // The 3.2 applet's doDerive goes through derivationOutput: for the empty path it copies in only the
+            // master private key, so the chain code EXPORT KEY then answers is the previous derivation's.
+            if path.isEmpty {
+                derivationOutput.replaceSubrange(0..<32, with: node.key.revealedBytes())
+            } else {
+                derivationOutput = node.key.revealedBytes() + node.chainCode
+            }
+        }
+        return node
     }
 
     func isEIP1581(_ path: [UInt32]) -> Bool {
@@ -220,7 +231,7 @@ extension SoftKeycard {
             fields.append(TLV(tag: 0x80, value: node.key.publicKey.uncompressed))
         case .extendedPublic:
             fields.append(TLV(tag: 0x80, value: node.key.publicKey.uncompressed))
-            fields.append(TLV(tag: 0x82, value: node.chainCode))
+            fields.append(TLV(tag: 0x82, value: isV2 ? node.chainCode : Array(derivationOutput[32..<64])))
         }
         if makeCurrent { state.keyPath = path }
         return .secure(TLV(tag: 0xA1, children: fields).encoded())

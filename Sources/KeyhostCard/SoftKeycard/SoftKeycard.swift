@@ -4,8 +4,9 @@ import KeyhostCrypto
 /// pairing slots, both secure channels) as a `CardChannel` peer, for tests and for scripting without hardware.
 ///
 /// Emulates applet 3.2 (secure channel v1) or 4.0 (secure channel v2), chosen at creation.
-/// Known deliberate differences: ECDSA uses RFC 6979 nonces (the card's are random); EXPORT KEY of the
-/// master's extended public key on 3.x returns the master chain code; NDEF and cash data slots read back empty.
+/// Known deliberate differences: ECDSA uses RFC 6979 nonces (the card's are random); NDEF and cash data slots
+/// read back empty. Kept on purpose because the real 3.2 applet does it: EXPORT KEY of the master (an empty path)
+/// answers the chain code left over from the last derivation since the card was powered, not the master's.
 public final class SoftKeycard: CardChannel {
     public internal(set) var state: SoftKeycardState
     public let options: SoftKeycardOptions
@@ -21,6 +22,9 @@ public final class SoftKeycard: CardChannel {
     var usingAlternatePIN = false
     var ephemeralPairingKey: [UInt8]?
     var pendingPairing: (slot: Int, cardChallenge: [UInt8])?
+    /// The 3.2 applet's `derivationOutput`: key ‖ chain code of the last derivation. Transient memory cleared on
+    /// reset (power), not on SELECT; a derivation of the empty path rewrites only the key half.
+    var derivationOutput = [UInt8](repeating: 0, count: 64)
 
     /// A fixed test CA (SHA-256 of a label): trust it in clients that talk to soft 4.x cards.
     public static func testCAKey() -> PrivateKey {
@@ -74,6 +78,8 @@ public final class SoftKeycard: CardChannel {
     public func powerCycle() {
         resetSession()
         ephemeralPairingKey = nil
+        wipe(&derivationOutput)
+        derivationOutput = [UInt8](repeating: 0, count: 64)
     }
 
     func resetSession() {
@@ -342,6 +348,8 @@ public final class SoftKeycard: CardChannel {
     }
 
     func clearKeys() {
+        wipe(&derivationOutput)
+        derivationOutput = [UInt8](repeating: 0, count: 64)
         state.masterKey = nil
         state.masterChainCode = nil
         state.keyUID = []

@@ -8,7 +8,6 @@ import Foundation
 import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
-import KeyhostPCSC
 
 
 struct CardInfo: ParsableCommand {
@@ -18,49 +17,40 @@ struct CardInfo: ParsableCommand {
         discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised."
     )
 
-    @OptionGroup var readerOptions: ReaderOptions
+    @OptionGroup var card: CardSessionOptions
 
-    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file (a missing one is a new blank card, not saved).", valueName: "file"))
-    var cardState: String?
+    @Option(name: .long, help: ArgumentHelp("Wait up to this many seconds for a card to appear.", valueName: "seconds"))
+    var wait: Double?
 
-    @Option(help: ArgumentHelp("With --reader virtual: the applet of a new software card, 3.2 or 4.0.", valueName: "version"))
-    var applet: String?
+    @Flag(help: "Connect in exclusive mode: other applications wait until keyhost is done.")
+    var exclusive = false
+
+    @Option(name: .customLong("protocol"), help: ArgumentHelp("Transmission protocol: t0, t1 or any.", valueName: "protocol"))
+    var transmissionProtocol: String = "any"
 
     @Flag(help: "Print JSON.")
     var json = false
 
-    var virtualOptions: CardSessionOptions {
-        var options = CardSessionOptions()
-        options.reader = readerOptions.reader
-        options.cardState = cardState
-        options.applet = applet
-        return options
-    }
-
     func validate() throws {
-        try virtualOptions.validate()
+        guard ["t0", "t=0", "t1", "t=1", "any"].contains(transmissionProtocol.lowercased()) else {
+            throw ValidationError("--protocol must be t0, t1 or any")
+        }
+        if let wait, !(wait >= 0) { throw ValidationError("--wait needs a number of seconds, 0 or more") }
+        if card.isVirtual && (wait != nil || exclusive) { throw ValidationError("--wait and --exclusive are for a card in a reader, not --reader virtual") }
     }
 
     func run() throws {
         try Failure.exitOnError {
-            let info: ApplicationInfo
-            let reader: String
-            if virtualOptions.isVirtual {
-                // The software card, through the same connection as every other card command; a missing state file
-                // is looked at without being created.
-                var options = virtualOptions
-                if let path = cardState, !FileManager.default.fileExists(atPath: path) { options.cardState = nil }
-                let connection = try options.connect(access: .selected, requirement: .anything, creates: true)
-                defer { connection.close() }
-                info = connection.selectInfo
-                reader = connection.readerName
-            } else {
-                let context = try PCSCContext()
-                let card = try readerOptions.connect(context)
-                info = try KeycardCommandSet(channel: card.channel()).select()
-                reader = card.reader
-            }
-            let fields = CardInfo.fields(info, reader: reader)
+            // The same connection as every other card command (reader choice, trace); a missing state file is
+            // looked at without being created.
+            var options = card
+            if let path = options.cardState, !FileManager.default.fileExists(atPath: path) { options.cardState = nil }
+            let protocolName = transmissionProtocol.lowercased().replacing("=", with: "")
+            let connection = try options.connect(access: .selected, requirement: .anything, creates: true,
+                                                 connectOptions: CardConnectOptions(wait: wait, exclusive: exclusive,
+                                                                                    transmissionProtocol: protocolName == "any" ? nil : protocolName))
+            defer { connection.close() }
+            let fields = CardInfo.fields(connection.selectInfo, reader: connection.readerName)
             if json {
                 try printJSON(fields.reduce(into: [String: Any]()) { $0[$1.key] = $1.json })
             } else {

@@ -55,8 +55,13 @@ struct CardUnpair: ParsableCommand {
             return [line]
         }) { connection in
             try connection.requireV1("unpair")
+            var occupied: [Int] = []
+            if others {
+                occupied = try connection.occupiedPairingSlots()
+                connection.allowTemporaryPairing()
+            }
             try connection.open(.pinVerified)
-            return try connection.unpair(index: index, others: others)
+            return try connection.unpair(index: index, others: others, occupied: occupied)
         }
     }
 }

@@ -12,7 +12,7 @@ import KeyhostCrypto
 /// `--reader`, `--card-state`, `--applet`: which card a `keyhost card …` command talks to. Every command opens it
 /// through `CardConnection`, the session logic the Lua binding uses (stored pairings, secrets, errors).
 struct CardSessionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The reader: its name (or a unique part of it), its number in 'keyhost card list', or 'virtual' for the software card. Default: the first reader.", valueName: "reader"))
+    @Option(help: ArgumentHelp("The reader: its name (or a unique part of it), its number in 'keyhost card list', or 'virtual' for the software card. Default: the first reader with a card.", valueName: "reader"))
     var reader: String?
 
     @Option(help: ArgumentHelp("With --reader virtual: the software card's state file (JSON, 0600). 'keyhost card init' creates it when missing.", valueName: "file"))
@@ -20,6 +20,8 @@ struct CardSessionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("With --reader virtual: the applet of a new software card, 3.2 (secure channel v1) or 4.0 (v2); used when the state file does not exist yet, and checked against it otherwise. Default 3.2.", valueName: "version"))
     var applet: String?
+
+    @OptionGroup var trust: TrustedCAOptions
 
     static let virtualHint = "--reader virtual --card-state FILE"
 
@@ -41,18 +43,19 @@ struct CardSessionOptions: ParsableArguments {
     }
 
     /// Opens the card as far as `access`; a missing state file is refused unless the command `creates` a card.
-    func connect(access: CardAccess, requirement: CardRequirement, creates: Bool = false) throws -> CardConnection {
+    func connect(access: CardAccess, requirement: CardRequirement, creates: Bool = false,
+                 connectOptions: CardConnectOptions = CardConnectOptions()) throws -> CardConnection {
         if let cardState, !creates, !FileManager.default.fileExists(atPath: cardState) {
             throw Failure.kind("not_found", "no software card state at \(cardState); create one with "
                                + "keyhost card init --reader virtual --card-state \(cardState) [--applet 3.2|4.0]")
         }
         do {
             return try CardConnection(reader: reader, cardState: cardState, newCardApplet: try appletVersion(), readers: [PCSCReaders()],
-                                      pin: nil, pairingPassword: nil, virtualHint: Self.virtualHint, access: access,
-                                      requirement: requirement, commandLine: true)
+                                      connectOptions: connectOptions, pin: nil, pairingPassword: nil, trustedCAKeys: try trust.keys(),
+                                      virtualHint: Self.virtualHint, access: access, requirement: requirement, commandLine: true)
         } catch let error as CardSetupError {
             // No reader, no such reader, several matching: the kind Lua's card.open uses for them.
-            throw Failure.kind("no_reader", error.description)
+            throw Failure.kind(error.kind, error.description)
         }
     }
 }

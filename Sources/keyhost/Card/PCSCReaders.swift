@@ -2,8 +2,8 @@ import KeyhostBindings
 import KeyhostCard
 import KeyhostPCSC
 
-/// PC/SC readers for `keyhost.card`: what `card.readers()` lists besides "virtual", and what
-/// `card.open{reader = "…"}` connects to.
+/// PC/SC readers for `keyhost.card` and every card command: what `card.readers()` lists besides "virtual", and
+/// what `ReaderChoice` picks from and connects to.
 struct PCSCReaders: CardReaderSource {
     /// No pcscd or no reader is an empty list, so scripts can still use the virtual card;
     /// opening a named reader then reports the PC/SC problem itself.
@@ -15,9 +15,24 @@ struct PCSCReaders: CardReaderSource {
         }
     }
 
+    /// No reader is an empty list; pcscd not running is an error, which `ReaderChoice` reports as the reason there is no reader.
+    func readerStates() throws -> [CardReaderState] {
+        try PCSCContext().readerStates().map { CardReaderState(name: $0.name, cardPresent: $0.cardPresent) }
+    }
+
+    func waitForAnyCard(timeout: Double) throws -> String? {
+        try PCSCContext().waitForCard(reader: nil, timeout: timeout)
+    }
+
     func connect(reader: String, options: CardConnectOptions) throws -> CardChannel {
         let context = try PCSCContext()
         if let wait = options.wait, wait > 0 { _ = try context.waitForCard(reader: reader, timeout: wait) }
-        return PCSCCardChannel(transport: try context.connect(reader: reader))
+        let protocols: PCSCProtocols
+        switch options.transmissionProtocol {
+        case "t0": protocols = .t0
+        case "t1": protocols = .t1
+        default: protocols = .any
+        }
+        return PCSCCardChannel(transport: try context.connect(reader: reader, mode: options.exclusive ? .exclusive : .shared, protocols: protocols))
     }
 }

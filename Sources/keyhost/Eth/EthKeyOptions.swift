@@ -20,11 +20,8 @@ struct EthKeyOptions: ParsableArguments {
     @Flag(help: "Sign with a Keycard (PIN from KEYHOST_PIN, else a prompt).")
     var card = false
 
-    @Option(help: ArgumentHelp("With --card: the reader's name (or a unique part), its number in 'keyhost card list', or 'virtual'.", valueName: "reader"))
-    var reader: String?
-
-    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file.", valueName: "file"))
-    var cardState: String?
+    /// --reader, --card-state and --trusted-ca, as every command that opens a Keycard takes them.
+    @OptionGroup var cardOptions: TokenCardOptions
 
     @Option(help: ArgumentHelp("The derivation path of the signing key.", valueName: "path"))
     var path = "m/44'/60'/0'/0/0"
@@ -33,8 +30,7 @@ struct EthKeyOptions: ParsableArguments {
         if card == (mnemonicEnv != nil) {
             throw ValidationError(card ? "give one key source: --card or --mnemonic-env VAR, not both" : "give a key source: --mnemonic-env VAR or --card")
         }
-        if !card && (reader != nil || cardState != nil) { throw ValidationError("--reader and --card-state go with --card") }
-        if cardState != nil && reader?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --reader virtual") }
+        if !card && cardOptions.given { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
         if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
     }
@@ -55,8 +51,7 @@ struct EthKeyOptions: ParsableArguments {
         // The path is checked before the card is opened, so a bad path costs no PIN entry.
         let keyPath: KeyPath
         do { keyPath = try KeyPath(path) } catch { throw Failure.message("--path \(path) cannot be sent to the card: \(error)") }
-        let connection = try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
-                                            virtualHint: "--card --reader virtual --card-state FILE")
+        let connection = try cardOptions.connect()
         return EthDigestSigner(sign: { digest in try connection.card.sign(digest: digest, mode: .derive(keyPath)).signature },
                                close: { connection.close() })
     }

@@ -45,7 +45,9 @@ final class KeySource {
             if children.isEmpty { return [base.publicKey] }
             return try children.map { try base.derive(child: $0).publicKey }
         case .card(let connection):
-            if children.count > 1 && children.allSatisfy({ $0 < DerivationPath.hardenedOffset }) {
+            // One extended export of the parent serves every unhardened child, except at m: no Keycard gives the
+            // master's chain code (see KeycardCommandSet.exportsMaster), so there each key is exported by itself.
+            if children.count > 1 && parent.depth > 0 && children.allSatisfy({ $0 < DerivationPath.hardenedOffset }) {
                 let base = try cardNode(connection.card, at: parent, withFingerprint: false)
                 return try children.map { try base.derive(child: $0).publicKey }
             }

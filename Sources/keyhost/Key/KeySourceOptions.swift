@@ -52,7 +52,7 @@ struct KeySourceOptions: ParsableArguments {
         if passphraseEnv != nil && passphrasePrompt { throw ValidationError("--passphrase-env and --passphrase-prompt exclude each other") }
         if passphrasePrompt && kind != .mnemonic { throw ValidationError("--passphrase-prompt goes with a mnemonic, not with \(sources[0])") }
         if passphraseEnv != nil && kind != .mnemonic { throw ValidationError("--passphrase-env goes with a mnemonic, not with \(sources[0])") }
-        if cardOptions.given && !card { throw ValidationError("--reader and --card-state go with --card") }
+        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
         try cardOptions.validate()
         _ = try parsedXpub()
     }

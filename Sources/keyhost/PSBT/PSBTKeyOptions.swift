@@ -30,7 +30,7 @@ struct PSBTKeyOptions: ParsableArguments {
         if pin != nil { throw ValidationError("a PIN is never taken on the command line; set KEYHOST_PIN or type it at the prompt") }
         try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
         if card && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
-        if cardOptions.given && !card { throw ValidationError("--reader and --card-state go with --card") }
+        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
         if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         try cardOptions.validate()
     }

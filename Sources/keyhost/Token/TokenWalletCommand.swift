@@ -30,7 +30,7 @@ struct TokenWalletCommand: ParsableCommand {
 
         func validate() throws {
             if card && path == nil { throw ValidationError("--card needs --path, the holder key's derivation path (e.g. \"m/44'/60'/0'/0/0\")") }
-            if !card && (path != nil || cardOptions.given) { throw ValidationError("--path, --reader and --card-state go with --card") }
+            if !card && (path != nil || cardOptions.given) { throw ValidationError("--path, --reader, --card-state and --trusted-ca go with --card") }
             try cardOptions.validate()
         }
 
@@ -88,13 +88,15 @@ struct TokenWalletCommand: ParsableCommand {
 
 /// `--reader` and `--card-state`: the Keycard of a card-bound wallet, opened like `keyhost discover --card` opens it.
 struct TokenCardOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The Keycard's reader: a name (or a unique part of one), a number as 'keyhost card list' prints it, or 'virtual'; default the first reader.", valueName: "reader"))
+    @Option(help: ArgumentHelp("The Keycard's reader: a name (or a unique part of one), a number as 'keyhost card list' prints it, or 'virtual'; default the first reader with a card.", valueName: "reader"))
     var reader: String?
 
     @Option(help: ArgumentHelp("With --reader virtual: the software card's state file.", valueName: "file"))
     var cardState: String?
 
-    var given: Bool { reader != nil || cardState != nil }
+    @OptionGroup var trust: TrustedCAOptions
+
+    var given: Bool { reader != nil || cardState != nil || trust.given }
 
     func validate() throws {
         if cardState != nil && reader?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --reader virtual") }
@@ -103,6 +105,6 @@ struct TokenCardOptions: ParsableArguments {
     /// The card, secure channel open and PIN verified (KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD, else a prompt).
     func connect() throws -> CardConnection {
         try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
-                           virtualHint: "--reader virtual --card-state FILE")
+                           trustedCAKeys: try trust.keys(), virtualHint: "--reader virtual --card-state FILE")
     }
 }
