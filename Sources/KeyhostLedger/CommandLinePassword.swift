@@ -14,16 +14,8 @@ public enum CommandLinePassword {
 extension PostgresLocation {
     /// Whether a `postgres://` or `postgresql://` URL carries `USER:PASSWORD@` (even an empty password).
     public static func hasPassword(url text: String) -> Bool {
-        let rest: Substring
-        if text.hasPrefix("postgres://") {
-            rest = text.dropFirst("postgres://".count)
-        } else if text.hasPrefix("postgresql://") {
-            rest = text.dropFirst("postgresql://".count)
-        } else {
-            return false
-        }
         // As the parser reads it: credentials end at the last '@'.
-        guard let at = rest.lastIndex(of: "@") else { return false }
+        guard let rest = afterScheme(text), let at = rest.lastIndex(of: "@") else { return false }
         return rest[..<at].contains(":")
     }
 }

@@ -23,20 +23,19 @@ public struct PostgresLocation: Sendable, Equatable {
         self.database = database
     }
 
+    /// What follows `postgres://` or `postgresql://`; nil for any other text.
+    static func afterScheme(_ text: String) -> Substring? {
+        for scheme in ["postgres://", "postgresql://"] where text.hasPrefix(scheme) { return text.dropFirst(scheme.count) }
+        return nil
+    }
+
     /// The URL without the password, for messages and logs.
     public var display: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
     /// `environment` stands in for the process's own (PGPASSWORD) when given.
     public init(url text: String, environment: [String: String]? = nil) throws {
         let usage = "expected postgres://USER@HOST:PORT/DATABASE"
-        let rest: Substring
-        if text.hasPrefix("postgres://") {
-            rest = text.dropFirst("postgres://".count)
-        } else if text.hasPrefix("postgresql://") {
-            rest = text.dropFirst("postgresql://".count)
-        } else {
-            throw LedgerError(kind: "location", message: "not a PostgreSQL URL: \(usage)")
-        }
+        guard let rest = Self.afterScheme(text) else { throw LedgerError(kind: "location", message: "not a PostgreSQL URL: \(usage)") }
         guard let at = rest.lastIndex(of: "@") else { throw LedgerError(kind: "location", message: "the PostgreSQL URL names no user: \(usage)") }
         let credentials = rest[..<at]
         let hostPart = rest[rest.index(after: at)...]
