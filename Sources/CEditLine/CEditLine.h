@@ -17,6 +17,7 @@ EditLine *kh_el_init(const char *program);
 int kh_el_set_prompt(EditLine *el, kh_el_prompt_fn prompt);
 int kh_el_set_editor(EditLine *el, const wchar_t *mode);
 int kh_el_set_signal(EditLine *el, int on);
+int kh_el_prep_term(EditLine *el, int on);
 int kh_el_set_history(EditLine *el, HistoryW *history);
 int kh_el_add_function(EditLine *el, const wchar_t *name, const wchar_t *help, kh_el_command_fn fn);
 int kh_el_bind(EditLine *el, const wchar_t *key, const wchar_t *command);

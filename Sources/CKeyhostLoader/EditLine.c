@@ -26,6 +26,8 @@ int kh_el_set_editor(EditLine *el, const wchar_t *mode) { return wset(el, EL_EDI
 
 int kh_el_set_signal(EditLine *el, int on) { return wset(el, EL_SIGNAL, on); }
 
+int kh_el_prep_term(EditLine *el, int on) { return wset(el, EL_PREP_TERM, on); }
+
 int kh_el_set_history(EditLine *el, HistoryW *history) {
     return wset(el, EL_HIST, KH_RESOLVE(edit, history_w), history);  // libedit calls it back: it must be libedit's own history_w
 }

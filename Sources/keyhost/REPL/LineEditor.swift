@@ -81,6 +81,9 @@ final class LineEditor {
         sigemptyset(&action.sa_mask)
         sigaction(SIGINT, &action, &previous)
         defer { sigaction(SIGINT, &previous, nil) }
+        // The terminal goes into libedit's mode before the prompt is drawn: el_wgets draws it first, and
+        // a Ctrl-D typed between the prompt and the mode switch was lost with the cooked line it ended.
+        _ = kh_el_prep_term(editor, 1)
         var count: Int32 = 0
         guard let raw = el_wgets(editor, &count), count > 0 else {
             return LineEditor.interruptedAtPrompt != 0 ? .interrupted : .endOfInput
