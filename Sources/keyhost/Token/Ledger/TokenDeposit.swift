@@ -63,6 +63,9 @@ struct TokenDeposit: ParsableCommand {
             }
             if !ids.isEmpty { chains += try walletChains(ids) }
             let rows = try ledger.hasPrefix("http") ? viaService(chains.map(\.armored)) : direct(chains)
+            // A proof the ledger returns is checked here, programs re-run, not taken on its word; one warm
+            // worker (started only if a proof comes back) serves them all.
+            let proofRunner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
             var out: [Record] = []
             for row in rows {
                 var fields: [(String, Record)] = [("token_id", .string(row.tokenID)), ("result", .string(row.result))]
@@ -70,7 +73,7 @@ struct TokenDeposit: ParsableCommand {
                 var line = "\(row.tokenID)  \(String(row.result.map { $0 == "_" ? " " : $0 }))"
                 if row.result == "double_spend" {
                     failed = true
-                    guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? checkedSigner(proof) else {
+                    guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify(bytecodeAllowed: true, runner: proofRunner.run) else {
                         throw Failure.message("token \(row.tokenID): the ledger said double spend but sent no proof that verifies")
                     }
                     fields.append(("signer", .string(Hex.encode(signer.compressed))))
@@ -88,13 +91,6 @@ struct TokenDeposit: ParsableCommand {
             if json { print(Record.object([("results", .array(out))]).json()) }
         }
         if failed { throw ExitCode(1) }
-    }
-
-    /// The key a ledger's proof shows signed twice, checked here (programs re-run) rather than
-    /// taken on the ledger's word.
-    private func checkedSigner(_ proof: FraudProof) throws -> PublicKey {
-        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
-        return try proof.verify(bytecodeAllowed: true, runner: runner.run)
     }
 
     private func viaService(_ armored: [String]) throws -> [LedgerResultRow] {
