@@ -47,6 +47,63 @@ static void *kh_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return p;
 }
 
+// The deterministic sandbox's allocator: kh_alloc's accounting and cap, with the
+// objects Lua hashes by address (Lua passes their type as osize when ptr is
+// NULL) taken from the state's arena. When the arena is full the allocation
+// fails as the cap does; while a Swift frame runs it may not fail, so the
+// object comes from malloc and the run is failed by the cap flag afterwards.
+static void *kh_det_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    kh_host *h = (kh_host *)ud;
+    int tag = 0;
+    if (ptr == NULL) {
+        tag = (int)osize;
+        osize = 0;
+    }
+    int owned = ptr != NULL && kh_arena_owns(h->arena, ptr);
+    if (nsize == 0) {
+        if (owned) kh_arena_give(h->arena, ptr, osize);
+        else free(ptr);
+        h->used -= osize;
+        return NULL;
+    }
+    if (h->limit != 0 && h->enforce && nsize > osize && h->used - osize + nsize > h->limit) {
+        h->cap_hit = 1;
+        return NULL;
+    }
+    void *p;
+    if (ptr == NULL && tag >= LUA_TTABLE && tag <= LUA_TTHREAD) {
+        p = kh_arena_take(h->arena, nsize);
+        if (p == NULL) {
+            h->cap_hit = 1;
+            if (h->enforce) return NULL;
+            p = malloc(nsize);
+        }
+    } else if (owned) {
+        // Lua never resizes an object; kept correct for any caller all the same.
+        p = kh_arena_take(h->arena, nsize);
+        if (p == NULL) {
+            h->cap_hit = 1;
+            if (h->enforce) return NULL;
+            p = malloc(nsize);
+        }
+        if (p != NULL) {
+            memcpy(p, ptr, osize < nsize ? osize : nsize);
+            kh_arena_give(h->arena, ptr, osize);
+        }
+    } else {
+        p = realloc(ptr, nsize);
+    }
+    if (p == NULL) {
+        if (!h->enforce) {
+            fputs("keyhost: out of memory\n", stderr);
+            abort();
+        }
+        return NULL;
+    }
+    h->used = h->used - osize + nsize;
+    return p;
+}
+
 static int kh_panic(lua_State *L) {
     const char *msg = lua_tostring(L, -1);
     fprintf(stderr, "keyhost: unprotected Lua error (this is a bug in keyhost): %s\n", msg ? msg : "?");
@@ -61,6 +118,30 @@ lua_State *kh_newstate(kh_host *host) {
         lua_setwarnf(L, NULL, NULL); // warnings stay off unless a script turns them on
     }
     return L;
+}
+
+lua_State *kh_newstate_deterministic(kh_host *host, size_t limit) {
+    memset(host, 0, sizeof *host);
+    host->arena = kh_arena_create(kh_arena_reservation(limit));
+    if (host->arena == NULL) return NULL;
+    lua_State *L = lua_newstate(kh_det_alloc, host);
+    if (L == NULL) {
+        kh_arena_destroy(host->arena);
+        host->arena = NULL;
+        return NULL;
+    }
+    lua_atpanic(L, kh_panic);
+    lua_setwarnf(L, NULL, NULL);
+    return L;
+}
+
+void kh_close(lua_State *L) {
+    kh_host *h = kh_gethost(L);
+    lua_close(L);
+    if (h != NULL && h->arena != NULL) {
+        kh_arena_destroy(h->arena);
+        h->arena = NULL;
+    }
 }
 
 kh_host *kh_gethost(lua_State *L) {
@@ -299,7 +380,10 @@ static int p_openlibs(lua_State *L) {
     }
     kh_install_guards(L);
     kh_install_metering(L);
-    if (sandbox == 2) kh_install_determinism(L);
+    if (sandbox == 2) {
+        kh_install_determinism(L);
+        kh_hide_code_addresses(L);
+    }
     return 0;
 }
 

@@ -367,3 +367,113 @@ void kh_install_determinism(lua_State *L) {
     lua_setfield(L, -2, "sort");
     lua_pop(L, 1);
 }
+
+// ---------------------------------------------------------------- code addresses
+
+// A C function registered without upvalues is a "light" function: a bare code
+// pointer, hashed as a table key by that address, which moves with the
+// program's load address. The deterministic sandbox hands programs closures of
+// the same C functions instead (one unused upvalue makes Lua allocate them, from
+// the arena), so they hash alike in every process. Equality is kept: each light
+// function gets one closure, recorded in the map.
+
+static int is_light_function(lua_State *L, int idx) {
+    if (!lua_iscfunction(L, idx)) return 0;
+    if (lua_getupvalue(L, idx, 1) != NULL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+// Replaces the light function on top of the stack with its closure.
+static void closure_for(lua_State *L, int map) {
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, map) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 0);
+        lua_pushcclosure(L, lua_tocfunction(L, -2), 1);
+        lua_pushvalue(L, -2);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, map);
+    }
+    lua_remove(L, -2);
+}
+
+// Swaps each light function among the top n results for its closure.
+static int closed_results(lua_State *L, int n, int map) {
+    int top = lua_gettop(L);
+    if (n > top) n = top;
+    for (int i = top - n + 1; i <= top; i++) {
+        if (!is_light_function(L, i)) continue;
+        lua_pushvalue(L, i);
+        closure_for(L, map);
+        lua_replace(L, i);
+    }
+    return n;
+}
+
+// pairs and ipairs return a light iterator (next, ipairsaux): they run here, in
+// this frame so that their errors read as before, and the iterator is swapped
+// for its closure. Upvalue 1: the original, 2: the map.
+static int closure_results(lua_State *L) {
+    return closed_results(L, kh_run_upvalue(L, 1), lua_upvalueindex(2));
+}
+
+// The same for utf8.codes behind its guard (LibraryGuards.c), whose upvalues it
+// takes over. Upvalue 1: the original codes, 2: utf8.len, 3: the map.
+static int closed_codes(lua_State *L) {
+    kh_check_codes(L, lua_upvalueindex(2));
+    return closed_results(L, kh_run_upvalue(L, 1), lua_upvalueindex(3));
+}
+
+static void wrap_results(lua_State *L, int library, const char *name, int map) {
+    lua_pushstring(L, name);
+    lua_rawget(L, library);
+    lua_pushvalue(L, map);
+    lua_pushcclosure(L, closure_results, 2);
+    lua_pushstring(L, name);
+    lua_insert(L, -2);
+    lua_rawset(L, library);
+}
+
+static void close_library(lua_State *L, int library, int map) {
+    lua_pushnil(L);
+    while (lua_next(L, library)) {
+        if (is_light_function(L, -1)) {
+            closure_for(L, map);
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, library); // an existing key: allowed while traversing
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+}
+
+void kh_hide_code_addresses(lua_State *L) {
+    lua_newtable(L);
+    int map = lua_gettop(L);
+    lua_pushglobaltable(L);
+    int globals = lua_gettop(L);
+    wrap_results(L, globals, "pairs", map);
+    wrap_results(L, globals, "ipairs", map);
+    lua_getglobal(L, LUA_UTF8LIBNAME);
+    lua_getfield(L, -1, "codes");
+    if (lua_getupvalue(L, -1, 1) == NULL || lua_getupvalue(L, -2, 2) == NULL)
+        luaL_error(L, "keyhost: utf8.codes is not the guarded one");
+    lua_pushvalue(L, map);
+    lua_pushcclosure(L, closed_codes, 3);
+    lua_setfield(L, -3, "codes");
+    lua_pop(L, 2);
+    // Every library table is in package.loaded (the string metatable's __index
+    // is the string table), _G among them.
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int loaded = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, loaded)) {
+        if (lua_type(L, -1) == LUA_TTABLE) close_library(L, lua_gettop(L), map);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 3);
+}

@@ -69,11 +69,11 @@ static int guarded_wrap(lua_State *L) {
 // 5.4.4's utf8.codes skips continuation bytes after a character without
 // checking them, so "in\x80valid" iterates without an error (fixed in 5.4.5).
 // utf8.len decodes strictly; a string it refuses is refused here before the
-// first iteration. Upvalue 1: the original codes, 2: utf8.len.
-static int guarded_codes(lua_State *L) {
+// first iteration.
+void kh_check_codes(lua_State *L, int len) {
     luaL_checkstring(L, 1);
     int lax = lua_toboolean(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, len);
     lua_pushvalue(L, 1);
     lua_pushinteger(L, 1);
     lua_pushinteger(L, -1);
@@ -81,7 +81,12 @@ static int guarded_codes(lua_State *L) {
     lua_call(L, 4, 1);
     int valid = !lua_isnil(L, -1);
     lua_pop(L, 1);
-    if (!valid) return luaL_error(L, "invalid UTF-8 code");
+    if (!valid) luaL_error(L, "invalid UTF-8 code");
+}
+
+// Upvalue 1: the original codes, 2: utf8.len.
+static int guarded_codes(lua_State *L) {
+    kh_check_codes(L, lua_upvalueindex(2));
     return kh_run_upvalue(L, 1);
 }
 

@@ -27,6 +27,9 @@ double kh_now(void);
 /// way to hand over to the original library function. Only for lua_CFunctions (it may raise).
 int kh_run_upvalue(lua_State *L, int index);
 
+/// The guard's check of utf8.codes' arguments (`len`: the index of utf8.len); raises on a bad string.
+void kh_check_codes(lua_State *L, int len);
+
 /// Installs the guards against reachable Lua 5.4.4 bugs (every profile, under lua_pcall).
 void kh_install_guards(lua_State *L);
 
@@ -35,6 +38,17 @@ void kh_install_metering(lua_State *L);
 
 /// Installs the deterministic sandbox's tostring and table.sort (under lua_pcall).
 void kh_install_determinism(lua_State *L);
+/// Replaces every light C function the deterministic sandbox can reach with a closure, whose
+/// address comes from the arena (under lua_pcall, last).
+void kh_hide_code_addresses(lua_State *L);
+
+// The arena (Arena.c): a 4 GiB-aligned reservation handing out blocks by a fixed rule.
+typedef struct kh_arena kh_arena;
+kh_arena *kh_arena_create(size_t size);
+void kh_arena_destroy(kh_arena *a);
+int kh_arena_owns(const kh_arena *a, const void *p);
+void *kh_arena_take(kh_arena *a, size_t n);   // NULL when the arena is full
+void kh_arena_give(kh_arena *a, void *p, size_t n);
 
 /// Replaces string.find/match/gmatch/gsub in the string table on top of the
 /// stack with metered versions.

@@ -1,6 +1,7 @@
 import CKeyhostProcess
 import KeyhostTokens
 import KeyhostWorkerProcess
+import LuaRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ public enum TokenWorker {
     }
 
     /// Kernel-enforced limits under the Lua ones, set before each run: address space (what the
-    /// process has now plus twice the run's memory and slack for the runtime) and CPU seconds
+    /// process has now plus twice the run's memory, the state's object arena and slack for the runtime) and CPU seconds
     /// (counted from what the process has used so far, since RLIMIT_CPU counts the whole process).
     /// Only soft limits move, so a warm worker can set them again for its next run.
     static func limitSelf(_ limits: RunLimits) {
@@ -49,7 +50,10 @@ public enum TokenWorker {
             if withUnsafeMutablePointer(to: &size, { fscanfSize(statm, $0) }) { current = UInt64(size) * page }
             fclose(statm)
         }
-        if current > 0 { set(RLIMIT_AS, current + limits.memoryBytes * 2 + (256 << 20), soft: true) }
+        if current > 0 {
+            let arena = UInt64(SandboxLimits.addressSpaceReserved(memoryBytes: Int(clamping: limits.memoryBytes)))
+            set(RLIMIT_AS, current + limits.memoryBytes * 2 + arena + (256 << 20), soft: true)
+        }
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         let used = UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)

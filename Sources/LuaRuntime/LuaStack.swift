@@ -73,8 +73,13 @@ struct LuaStack {
                 try push(element, depth: depth + 1)
                 lua_rawseti(L, -2, lua_Integer(i + 1))
             }
-            for (key, element) in table.fields where !key.isNil && !element.isNil {
-                if case .number(let d) = key, d.isNaN { continue }
+            // In key order, not the dictionary's (seeded per process): where a key lands, and so
+            // what `#` answers after the program changes the table, follows the insertion order.
+            let fields = table.fields.filter { key, element in
+                if case .number(let d) = key, d.isNaN { return false }
+                return !key.isNil && !element.isNil
+            }
+            for (key, element) in fields.sorted(by: { LuaValue.insertionOrder($0.key, $1.key) }) {
                 try push(key, depth: depth + 1)
                 try push(element, depth: depth + 1)
                 lua_rawset(L, -3)
@@ -223,5 +228,34 @@ struct LuaStack {
         defer { kh_pop(L, 1) }
         let text = bytes(at: -1).map { String(decoding: $0, as: UTF8.self) } ?? "?"
         return status == LUA_OK ? text : "(error in __tostring: \(text))"
+    }
+}
+
+extension LuaValue {
+    /// A total order on the keys a host table has (booleans, numbers, strings, then references
+    /// by registry slot), so a table is built the same way in every process.
+    static func insertionOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
+        func rank(_ v: LuaValue) -> Int {
+            switch v {
+            case .nil: return 0
+            case .boolean: return 1
+            case .integer, .number: return 2
+            case .string: return 3
+            case .reference: return 4
+            case .table: return 5
+            }
+        }
+        let ra = rank(a), rb = rank(b)
+        if ra != rb { return ra < rb }
+        switch (a, b) {
+        case (.boolean(let x), .boolean(let y)): return !x && y
+        case (.integer(let x), .integer(let y)): return x < y
+        case (.number(let x), .number(let y)): return x < y
+        case (.integer(let x), .number(let y)): return Double(x) < y || (Double(x) == y)
+        case (.number(let x), .integer(let y)): return x < Double(y)
+        case (.string(let x), .string(let y)): return x.lexicographicallyPrecedes(y)
+        case (.reference(let x), .reference(let y)): return x.ref < y.ref
+        default: return false
+        }
     }
 }

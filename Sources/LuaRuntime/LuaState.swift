@@ -48,6 +48,14 @@ public struct SandboxLimits: Sendable, Equatable {
     }
 }
 
+extension SandboxLimits {
+    /// Address space a deterministic state reserves for its object arena (Arena.c), on top of
+    /// what it allocates from malloc: a process limiting its own address space must allow it.
+    public static func addressSpaceReserved(memoryBytes: Int) -> Int {
+        Int(clamping: kh_arena_reservation(max(0, memoryBytes)))
+    }
+}
+
 /// A Lua 5.4 interpreter state and the Swift functions registered in it.
 public final class LuaState {
     /// Holds the raw state so references can tell whether it is still open.
@@ -68,8 +76,17 @@ public final class LuaState {
     public init(profile: LuaProfile = .full) throws {
         LuaDispatch.install()
         host = .allocate(capacity: 1)
-        guard let L = kh_newstate(host) else {
+        let created: OpaquePointer?
+        if case .deterministicSandbox(let limits) = profile {
+            created = kh_newstate_deterministic(host, max(0, limits.memoryBytes))
+        } else {
+            created = kh_newstate(host)
+        }
+        guard let L = created else {
             host.deallocate()
+            if case .deterministicSandbox = profile {
+                throw LuaError.setup("cannot create a Lua state for a token program: the address space for its objects (about 1.5 times its memory limit) could not be reserved")
+            }
             throw LuaError.setup("cannot create a Lua state (out of memory)")
         }
         self.L = L
@@ -89,7 +106,7 @@ public final class LuaState {
     private func close() {
         guard owner.L != nil else { return }
         owner.L = nil
-        lua_close(L) // errors in __gc become warnings, never longjmps
+        kh_close(L) // errors in __gc become warnings, never longjmps
         host.deallocate()
     }
 

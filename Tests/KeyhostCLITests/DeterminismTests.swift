@@ -66,6 +66,51 @@ import Testing
             end
             t.emit(table.concat(lengths, ","))
             """),
+        ("# of tables with holes after tables, functions and coroutines came and went as keys", """
+            local t = ...
+            -- Keys hash by address; after removals, whether a new key reuses a slot or makes the
+            -- table grow depends on where keys landed, and the size it grows to on # of holes.
+            local function shape(seed, keyof)
+              local s, live, n, x = {}, {}, 0, seed
+              local function rnd(m) x = (x * 1103515245 + 12345) % 2147483648 return (x >> 8) % m end
+              for step = 1, 80 do
+                local r = rnd(4)
+                if r == 0 then n = n + 1; live[n] = keyof(n); s[live[n]] = step
+                elseif r == 1 and n > 0 then s[live[rnd(n) + 1]] = nil
+                elseif r == 2 then s[rnd(24) + 1] = step
+                else s[rnd(24) + 1] = nil end
+              end
+              return #s
+            end
+            -- Library functions, and the iterators pairs, ipairs and utf8.codes hand out, are C
+            -- code: as plain Lua functions they would hash by where the library was loaded.
+            local fns = { string.len, string.sub, string.upper, string.lower, string.rep, string.byte, string.char,
+              string.reverse, math.abs, math.floor, math.max, math.min, table.insert, table.remove, table.concat,
+              table.unpack, select, type, rawget, rawset, rawlen, rawequal, tostring, tonumber, (ipairs({})),
+              (utf8.codes("")), (pairs({})), pcall, error, next, setmetatable, getmetatable, coroutine.create,
+              ("").rep, t.emit, t.hash.sha256 }
+            local lengths = {}
+            for seed = 1, 200 do
+              lengths[#lengths + 1] = shape(seed, function() return {} end)
+              lengths[#lengths + 1] = shape(seed, function(i) return fns[(i - 1) % #fns + 1] end)
+              lengths[#lengths + 1] = shape(seed, function() return coroutine.create(function() end) end)
+              lengths[#lengths + 1] = shape(seed, function() return function() return seed end end)
+            end
+            t.emit(table.concat(lengths, ","))
+            """),
+        ("the library's functions are still themselves", """
+            local t = ...
+            local f = ipairs({})
+            local same = { f == select(1, ipairs({1})), string.format == ("").format, string.len == ("").len,
+              (utf8.codes("a")) == (utf8.codes("b")), (utf8.codes("a")) ~= (utf8.codes("a", true)) }
+            local seen = {}
+            for i, v in ipairs({ 10, 20, 30 }) do seen[#seen + 1] = i * v end
+            for _, c in utf8.codes("añb") do seen[#seen + 1] = c end
+            for k, v in pairs({ b = 2, a = 1 }) do seen[#seen + 1] = k .. v end
+            local ok, message = pcall(ipairs)
+            local ok2, message2 = pcall(utf8.codes, "a\\xff")
+            t.emit { same, seen, message, message2 }
+            """),
         ("weak tables, whose entries would go when the collector ran", """
             local t = ...
             local weak = setmetatable({}, { __mode = "v" })
@@ -173,9 +218,57 @@ import Testing
         #expect(Array(shown.suffix(3)) == ["suspended", "1", "table"])
         #expect(!shown.joined().contains("0x"))
 
+        let library = try Self.effects(programs["the library's functions are still themselves"]!)
+        guard case .array(let parts)? = library.first, parts.count == 4 else { Issue.record("got \(library)"); return }
+        #expect(parts[0] == .array(Array(repeating: .bool(true), count: 5)))
+        #expect(Self.texts(parts[1]) == ["10", "40", "90", "97", "241", "98", "a1", "b2"])
+        #expect(parts[2] == .text("bad argument #1 to 'ipairs' (value expected)"), "\(parts[2])")
+        #expect(parts[3] == .text("invalid UTF-8 code"), "\(parts[3])")
+
         let figures = Self.texts(try Self.effects(programs["the collector's and the system's figures are not there"]!).first)
         #expect(Array(figures.prefix(9)) == ["0", "0", "0", "nil", "nil", "nil", "nil", "nil", "nil"])
         #expect(figures.last?.contains("'os' is not available in the sandbox") == true, "\(figures)")
+    }
+
+    /// The tables the host builds (a program's arguments) are built in one order: the nested
+    /// tables' addresses, and where their keys land, follow it.
+    @Test func hostTablesAreBuiltInOneOrder() throws {
+        var request = try WorkerRunnerTests.request("""
+            local t = ...
+            local function shape(seed, s, keyof)
+              local live, n, x = {}, 0, seed
+              local function rnd(m) x = (x * 1103515245 + 12345) % 2147483648 return (x >> 8) % m end
+              for step = 1, 80 do
+                local r = rnd(4)
+                if r == 0 then n = n + 1; live[n] = keyof(n, x); s[live[n]] = step
+                elseif r == 1 and n > 0 then s[live[rnd(n) + 1]] = nil
+                elseif r == 2 then s[rnd(24) + 1] = step
+                else s[rnd(24) + 1] = nil end
+              end
+              return #s
+            end
+            local lengths = {}
+            for seed = 1, 200 do
+              -- the nested tables as keys: their addresses follow the order they were made in
+              lengths[#lengths + 1] = shape(seed, {}, function(n, x) return t.args["k" .. ((n + x) % 40 + 1)] end)
+            end
+            for i = 1, 40 do
+              -- a nested table's own keys: where they landed follows the order they came in
+              local nested = t.args["k" .. i]
+              lengths[#lengths + 1] = shape(i, nested, function(n, x) return (x % 3 == 0) and ("n" .. (x % 7)) or ("m" .. n) end)
+            end
+            t.emit(table.concat(lengths, ","))
+            """, limits: Self.limits)
+        request.arguments = .map((1...40).map { i in
+            CBORPair(.text("k\(i)"), .map((0..<7).map { CBORPair(.text("n\($0)"), .unsigned(UInt64($0 * i))) }))
+        })
+        let runner = WorkerRunner(executable: Keyhost.binary.path)
+        let outcomes = (0..<3).map { _ in runner.run(request) }
+        guard case .completed(let first, _) = outcomes[0] else { Issue.record("got \(outcomes[0])"); return }
+        for outcome in outcomes.dropFirst() {
+            guard case .completed(let effects, _) = outcome else { Issue.record("got \(outcome)"); continue }
+            #expect(CBOREncoder.encode(.array(effects)) == CBOREncoder.encode(.array(first)))
+        }
     }
 
     /// How deeply coroutines may close one another before keyhost's guard refuses depends on the

@@ -45,6 +45,7 @@ typedef struct kh_host {
     void *owner;            // the Swift object owning the state (unretained)
     void *stack_low;        // lowest address of the running thread's C stack (found lazily each run)
     int stack_hit;          // set when the C stack guard refused (its depth depends on the process's stack size)
+    struct kh_arena *arena; // deterministic states: where address-hashed objects live (Arena.c)
 } kh_host;
 
 typedef int (*kh_dispatch_fn)(lua_State *L, void *box, int *argn);
@@ -55,6 +56,14 @@ void kh_install(kh_dispatch_fn dispatch, kh_release_fn release);
 
 /// Creates a state whose allocator honours host->limit. host must outlive it.
 lua_State *kh_newstate(kh_host *host);
+/// Creates a state for the deterministic sandbox: as kh_newstate, but tables, closures,
+/// userdata and coroutines come from an arena that gives them the same hash in every
+/// process (Arena.c). `limit` is the memory cap; NULL when the arena cannot be reserved.
+lua_State *kh_newstate_deterministic(kh_host *host, size_t limit);
+/// The address space kh_newstate_deterministic reserves for a cap of `limit` bytes.
+size_t kh_arena_reservation(size_t limit);
+/// Closes a state made by either function and releases what it holds.
+void kh_close(lua_State *L);
 kh_host *kh_gethost(lua_State *L);
 
 /// Pushes a Lua function that calls Swift's dispatch with the retained box.
