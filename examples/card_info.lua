@@ -2,7 +2,7 @@
 -- Runs on the virtual card by default; pass a reader name or number to read a real card:
 --   keyhost run examples/card_info.lua            -- the virtual card, applet 3.2
 --   keyhost run examples/card_info.lua virtual 4.0
---   keyhost run examples/card_info.lua 1          -- the first reader card.readers() lists
+--   keyhost run examples/card_info.lua 0          -- the first real reader, numbered from 0 as keyhost card list prints them
 local card = require "keyhost.card"
 local hex = require "keyhost.hex"
 

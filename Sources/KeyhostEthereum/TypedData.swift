@@ -185,7 +185,7 @@ public struct TypedData: Sendable {
         encoded.reserveCapacity(32 * (members.count + 1))
         for member in members {
             guard let fieldValue = value[member.name] else {
-                throw TypedDataError("\(path).\(member.name) is missing; \(name) needs a \(member.type) '\(member.name)'")
+                throw TypedDataError("\(path).\(member.name) is missing; \(name) needs \(Self.article(member.type)) \(member.type) '\(member.name)'")
             }
             encoded += try encode(member.parsed, fieldValue, path: "\(path).\(member.name)", depth: depth, cache: &cache)
         }
@@ -280,6 +280,14 @@ private func isIdentifier(_ text: String) -> Bool {
 }
 
 /// A typed-data document that cannot be hashed; the text names the value or type and what to change.
+extension TypedData {
+    /// "a" or "an" before a type name, as it is read aloud ("an address", "an int256", "a uint8").
+    static func article(_ type: String) -> String {
+        guard let first = type.first?.lowercased() else { return "a" }
+        return "aeio".contains(first) ? "an" : "a"
+    }
+}
+
 public struct TypedDataError: Error, Equatable, CustomStringConvertible {
     public let detail: String
     public init(_ detail: String) { self.detail = detail }

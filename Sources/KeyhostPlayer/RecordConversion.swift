@@ -57,7 +57,7 @@ public enum RecordConversion {
     public static func lua(_ value: CBORValue) -> LuaValue {
         switch value {
         case .unsigned(let n): return n <= UInt64(Int64.max) ? .integer(Int64(n)) : .text(String(n))
-        case .negative(let n): return n <= UInt64(Int64.max) ? .integer(-Int64(n) - 1) : .text("-" + String(n &+ 1))
+        case .negative(let n): return n <= UInt64(Int64.max) ? .integer(-Int64(n) - 1) : .text(CBORValue.negative(n).diagnostic)
         case .bytes(let b): return .string(b)
         case .text(let t): return .text(t)
         case .bool(let b): return .boolean(b)

@@ -39,14 +39,20 @@ public final class Connection {
             }
             // More than whitespace and comments after the first statement: the rest would be
             // silently skipped, so it is refused.
-            if let tail, tail.pointee != 0 {
+            // Text that does not compile counts too, or "SELECT 1; garbage" would pass; empty
+            // statements (";;") compile to nothing, so the check goes on past them.
+            var rest = tail
+            while let text = rest, text.pointee != 0 {
                 var next: OpaquePointer?
-                sqlite3_prepare_v2(handle, tail, -1, &next, nil)
-                if let next {
-                    sqlite3_finalize(next)
+                var after: UnsafePointer<CChar>?
+                let status = sqlite3_prepare_v2(handle, text, -1, &next, &after)
+                if let next { sqlite3_finalize(next) }
+                if status != SQLITE_OK || next != nil {
                     return .failure(SQLiteError(extendedCode: SQLiteError.misuse,
-                                                message: "several statements in one; run them with executeScript", sql: sql))
+                                                message: "several statements in one (more text after the first); run them with executeScript", sql: sql))
                 }
+                guard let after, after != text else { break }
+                rest = after
             }
             return .success(())
         }

@@ -147,6 +147,9 @@ public final class LuaState {
     /// Turns on the count hook so Ctrl-C (`interruptOnSIGINT`) can stop running code.
     public func enableInterrupts() { kh_enable_hook(L, 1000) }
 
+    /// Whether Ctrl-C stopped the last call (its "interrupted" error may have been caught on the way out).
+    public var wasInterrupted: Bool { host.pointee.interrupt_hit != 0 }
+
     /// Runs `body` with SIGINT routed to the running Lua code instead of ending the process.
     public func interruptOnSIGINT<T>(_ body: () throws -> T) rethrows -> T {
         kh_sigint_begin(L)

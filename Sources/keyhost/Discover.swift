@@ -93,7 +93,7 @@ struct Discover: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Address indexes to consider on each chain, A-B or A.", valueName: "range"))
     var indexes: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Most addresses one scan checks, over all chains and accounts (default: 1000000).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Most addresses one scan checks, over all chains and accounts.", valueName: "n"))
     var maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses
 
     @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))

@@ -25,21 +25,30 @@ struct Eval: ParsableCommand {
         try Self.evaluate([code], raw: raw)
     }
 
-    /// Evaluates each chunk in turn in one state, printing what each returns.
+    /// Evaluates each chunk in turn in one state, printing what each returns. Ctrl-C raises "interrupted"
+    /// in the code, as in `keyhost run`: its `<close>` variables and handlers run; left uncaught, it ends
+    /// keyhost with status 130. `raw` takes expressions too, as the REPL does.
     static func evaluate(_ chunks: [String], raw: Bool = false) throws {
         try Failure.exitOnError {
             let state = try Host.makeState()
             let repl = try ReplSession(state: state)
-            for (n, code) in chunks.enumerated() {
-                let name = chunks.count == 1 ? "=(command line)" : "=(command line \(n + 1))"
-                if raw {
-                    try writeRaw(try state.execute(code, chunkName: name))
-                    continue
-                }
-                switch try repl.evaluate(code, chunkName: name) {
-                case .incomplete(let message): throw Failure.message(message)
-                case .failed(let message): throw Failure.message(message)
-                case .succeeded(let output): if let output { print(output) }
+            try state.interruptOnSIGINT {
+                for (n, code) in chunks.enumerated() {
+                    let name = chunks.count == 1 ? "=(command line)" : "=(command line \(n + 1))"
+                    if raw {
+                        let values = try repl.values(code, chunkName: name)
+                        if case .failure = values, state.wasInterrupted { throw LuaError.interrupted }
+                        try writeRaw(try values.get())
+                        continue
+                    }
+                    let outcome = try repl.evaluate(code, chunkName: name)
+                    // Uncaught, Ctrl-C ends keyhost as it ends `keyhost run`; caught, the code goes on.
+                    if case .failed = outcome, state.wasInterrupted { throw LuaError.interrupted }
+                    switch outcome {
+                    case .incomplete(let message): throw Failure.message(message)
+                    case .failed(let message): throw Failure.message(message)
+                    case .succeeded(let output): if let output { print(output) }
+                    }
                 }
             }
         }

@@ -3,6 +3,30 @@ import Testing
 
 /// The command line's own shape: `-e` as the lua interpreter takes it, `--version`, and JSON errors.
 @Suite struct CommandLineShapeTests {
+    /// The argument parser prints an option's default itself; help that names it again reads "(default: 8)
+    /// (default: 8)". Walks every command of the tree.
+    @Test func noOptionHelpRepeatsItsDefault() throws {
+        let dump = try Keyhost.run(["--experimental-dump-help"])
+        #expect(dump.status == 0)
+        let tree = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var repeated: [String] = [], options = 0
+        func walk(_ command: [String: Any], _ path: String) {
+            for argument in command["arguments"] as? [[String: Any]] ?? [] {
+                options += 1
+                let help = (argument["abstract"] as? String ?? "").lowercased()
+                if argument["defaultValue"] != nil, help.contains("(default") {
+                    repeated.append("\(path) \(argument["valueName"] ?? ""): \(help)")
+                }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+                walk(sub, path + " " + (sub["commandName"] as? String ?? "?"))
+            }
+        }
+        walk(try #require(tree["command"] as? [String: Any]), "keyhost")
+        #expect(options > 100)
+        #expect(repeated.isEmpty, "\(repeated)")
+    }
+
     @Test func repeatedEvaluateOptionsShareOneState() throws {
         let run = try Keyhost.run(["-e", "x = 20", "-e", "return x + 1", "-ereturn x * 2"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -115,6 +115,21 @@ import Testing
         #expect(incomplete.stderr.contains("'end' expected near <eof>"))
     }
 
+    /// --raw takes what the plain form takes (an expression or statements) and writes the values' bytes.
+    @Test func evalRawTakesExpressionsAsWell() throws {
+        #expect(try Keyhost.run(["eval", "--raw", "hex.decode('41')"]).stdout == "A")
+        #expect(try Keyhost.run(["eval", "--raw", "\"A\""]).stdout == "A")
+        #expect(try Keyhost.run(["eval", "--raw", "'a', 1, 2.5"]).stdout == "a12.5")
+        #expect(try Keyhost.run(["eval", "--raw", "return 'x' .. 'y'"]).stdout == "xy")
+        #expect(try Keyhost.run(["eval", "--raw", "local x = 1"]).stdout == "")
+        let failed = try Keyhost.run(["eval", "--raw", "error('nope')"])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.hasPrefix("keyhost: (command line):1: nope\nstack traceback:"), "\(failed.stderr)")
+        let table = try Keyhost.run(["eval", "--raw", "{}"])
+        #expect(table.status == 1)
+        #expect(table.stderr.contains("--raw writes strings and numbers only; the code returned a table"))
+    }
+
     @Test func versionAndHelp() throws {
         let version = try Keyhost.run(["--version"])
         #expect(version.status == 0)

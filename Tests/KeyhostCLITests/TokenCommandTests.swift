@@ -42,6 +42,22 @@ import Testing
         #expect(again.stderr.contains("keyhost never overwrites a token file"))
     }
 
+    /// --program takes a stdlib module by name, so docs' commands work wherever keyhost is installed.
+    @Test func programsByModuleName() throws {
+        let dir = try Keyhost.scratch(["readme.txt": "not a checkout\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let issued = try Keyhost.run(["token", "issue", "--program", "keyhost.cash", "--value", "5", "--unit", "EUR-cent", "--to", Self.holder,
+                                      "--issuer-key-env", "ISSUER", "-o", "c.tok"], cwd: dir, environment: ["ISSUER": Self.issuerHex])
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let cash = try String(contentsOf: Keyhost.repository.appendingPathComponent("stdlib/keyhost/cash.lua"), encoding: .utf8)
+        let shown = try Keyhost.run(["token", "inspect", "c.tok"], cwd: dir)
+        #expect(shown.stdout.contains("program     lua54-source, \(cash.utf8.count) bytes"), "\(shown.stdout)")
+        let missing = try Keyhost.run(["token", "issue", "--program", "keyhost.nothing", "--value", "5", "--unit", "EUR-cent", "--to", Self.holder,
+                                       "--issuer-key-env", "ISSUER"], cwd: dir, environment: ["ISSUER": Self.issuerHex])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("--program keyhost.nothing: no such file, and no module keyhost.nothing in keyhost's stdlib"), "\(missing.stderr)")
+    }
+
     @Test func tamperedTokensAreShownAsSuch() throws {
         let dir = try Keyhost.scratch(["voucher.lua": "return 1\n"])
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -86,6 +86,8 @@ struct TypedDataTests {
         ("missing primary", #"{"types":{"A":[]},"primaryType":"B","domain":{},"message":{}}"#, "primaryType 'B' is not defined"),
         ("duplicate field", #"{"types":{"A":[{"name":"x","type":"bool"},{"name":"x","type":"bool"}]},"primaryType":"A","domain":{},"message":{}}"#, "defined twice"),
         ("missing value", #"{"types":{"A":[{"name":"x","type":"bool"}]},"primaryType":"A","domain":{},"message":{}}"#, "message.x is missing"),
+        ("missing address", #"{"types":{"A":[{"name":"to","type":"address"}]},"primaryType":"A","domain":{},"message":{}}"#, "A needs an address 'to'"),
+        ("missing uint", #"{"types":{"A":[{"name":"n","type":"uint8"}]},"primaryType":"A","domain":{},"message":{}}"#, "A needs a uint8 'n'"),
         ("extra value", #"{"types":{"A":[]},"primaryType":"A","domain":{},"message":{"y":1}}"#, "message.y is not a field of A"),
         ("uint8 overflow", #"{"types":{"A":[{"name":"x","type":"uint8"}]},"primaryType":"A","domain":{},"message":{"x":256}}"#, "does not fit in uint8"),
         ("negative uint", #"{"types":{"A":[{"name":"x","type":"uint8"}]},"primaryType":"A","domain":{},"message":{"x":-1}}"#, "negative"),

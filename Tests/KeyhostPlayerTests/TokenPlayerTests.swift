@@ -195,3 +195,13 @@ func readRepoFile(_ relative: String) throws -> [UInt8] {
     }
     return bytes
 }
+
+/// CBOR integers beyond Lua's range reach a program as decimal text, the smallest one included.
+@Suite struct RecordConversionRangeTests {
+    @Test func integersOutsideLuaRangeAreDecimalText() {
+        #expect(RecordConversion.lua(.negative(.max)) == .text("-18446744073709551616"))
+        #expect(RecordConversion.lua(.negative(UInt64(Int64.max))) == .integer(Int64.min))
+        #expect(RecordConversion.lua(.negative(UInt64(Int64.max) + 1)) == .text("-9223372036854775809"))
+        #expect(RecordConversion.lua(.unsigned(.max)) == .text("18446744073709551615"))
+    }
+}

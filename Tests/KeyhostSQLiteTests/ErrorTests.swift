@@ -56,6 +56,11 @@ import Testing
                 let error = try #require(thrown(SQLiteError.self) { try db.execute("CREATE TABLE a (x); CREATE TABLE b (x)") })
                 #expect(error.code == SQLiteError.misuse && error.message.contains("executeScript"))
                 #expect(try db.fetchValue("SELECT count(*) FROM sqlite_master", as: Int.self) == 0)
+                // Nor is text after the first statement that does not compile skipped.
+                for sql in ["SELECT 1; garbage", "SELECT 1; SELECT * FROM nowhere", "SELECT 1;;x"] {
+                    let more = try #require(thrown(SQLiteError.self) { try db.execute(sql) }, "\(sql)")
+                    #expect(more.code == SQLiteError.misuse && more.message.contains("executeScript"), "\(sql)")
+                }
                 // Trailing whitespace and comments are not a second statement.
                 try db.execute("CREATE TABLE a (x); -- done\n")
                 try db.executeScript("CREATE TABLE b (x); INSERT INTO b VALUES (1); /* end */ INSERT INTO b VALUES (2);\n-- the end")

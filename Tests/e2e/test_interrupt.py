@@ -102,3 +102,38 @@ def test_a_second_ctrl_c_ends_a_call_that_cannot_notice_the_first(keyhost_bin, t
         process.kill()
         server.close()
     assert process.returncode == 130
+
+
+@pytest.mark.parametrize("front", [["eval"], ["-e"]])
+def test_ctrl_c_in_eval_and_dash_e_runs_handlers_and_exits_130(keyhost_bin, tmp_path, front):
+    # As in `keyhost run`: the error unwinds through Lua (the <close> variable runs), then keyhost exits 130.
+    code = CLOSER + 'local hash = require "keyhost.hash"\nhash.pbkdf2_sha512("password", "salt", 2000000000, 64)'
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    process = subprocess.Popen([keyhost_bin, *front, code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_line(process, "started")
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    assert "closed" in out
+
+
+def test_eval_goes_on_when_the_code_catches_ctrl_c(keyhost_bin, tmp_path):
+    code = ('local hash = require "keyhost.hash"\nprint("started") io.stdout:flush()\n'
+            'local ok, err = pcall(hash.pbkdf2_sha256, "p", "s", 2000000000, 32)\n'
+            'return "caught", ok, tostring(err):match("interrupted") ~= nil')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    process = subprocess.Popen([keyhost_bin, "eval", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_line(process, "started")
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert '"caught"\tfalse\ttrue' in out, out

@@ -254,6 +254,26 @@ def test_a_history_that_cannot_be_saved_is_announced(repl, tmp_path):
     assert ask(child, "'works'") == '"works"'
 
 
+def test_a_relative_xdg_state_home_is_ignored(keyhost_bin, tmp_path):
+    # The XDG spec: a relative XDG_STATE_HOME is invalid and ignored; the history goes under HOME instead of
+    # under whatever folder the REPL was started in.
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "TERM": "xterm", "HOME": str(home), "XDG_STATE_HOME": "rel"}
+    child = pexpect.spawn(keyhost_bin, ["repl"], env=env, cwd=str(work), encoding="utf-8", timeout=120, dimensions=(40, 200))
+    try:
+        child.expect_exact("> ")
+        assert ask(child, "answer = 40 + 2") == ""
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert not (work / "rel").exists()
+    assert "answer" in (home / ".local" / "state" / "keyhost" / "history").read_text()
+
+
 def test_ctrl_c_stops_a_long_keyhost_call(repl):
     # A million addresses per call: without a check inside the call, Ctrl-C would wait for it to finish, call after call.
     child = repl("repl")

@@ -76,6 +76,15 @@ function M.eval(source, chunkname)
   return "ok"
 end
 
+--- Runs source as M.eval does but hands back the values themselves: "ok", values… or "error", message.
+function M.call(source, chunkname)
+  local fn, err, detail = M.compile(source, chunkname)
+  if not fn then return "error", detail or err end
+  local results = pack(xpcall(fn, message_handler))
+  if not results[1] then return "error", results[2] end
+  return "ok", unpack(results, 2, results.n)
+end
+
 local function is_identifier(s)
   return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
 end

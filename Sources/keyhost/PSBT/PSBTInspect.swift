@@ -15,7 +15,7 @@ struct PSBTInspect: ParsableCommand {
     @Argument(help: ArgumentHelp("The PSBT (binary or base64), or - for standard input.", valueName: "file"))
     var file: String
 
-    @Option(help: ArgumentHelp("The coin whose addresses to show: btc, test (testnet and signet), regtest, ltc, … (default btc).", valueName: "coin"))
+    @Option(help: ArgumentHelp("The coin whose addresses to show: btc, test (testnet and signet), regtest, ltc, ….", valueName: "coin"))
     var coin = "btc"
 
     @OptionGroup var keys: PSBTKeyOptions

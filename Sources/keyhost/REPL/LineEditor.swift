@@ -1,5 +1,6 @@
 import CEditLine
 import KeyhostCrypto
+import KeyhostFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -179,22 +180,17 @@ final class LineEditor {
 
 /// Where the REPL history lives and what never goes into it.
 enum History {
-    /// `$XDG_STATE_HOME/keyhost/history`, defaulting to `~/.local/state/keyhost/history`.
+    /// `history` in keyhost's state folder (`StateDirectory`).
     static func path() -> String? {
-        if let state = getenv("XDG_STATE_HOME"), state.pointee != 0 { return String(cString: state) + "/keyhost/history" }
-        guard let home = getenv("HOME"), home.pointee != 0 else { return nil }
-        return String(cString: home) + "/.local/state/keyhost/history"
+        StateDirectory.path().map { $0 + "/history" }
     }
 
     /// Creates the folders (0700) and the file (0600); what went wrong if that is impossible, else nil. The
     /// history's own folder is made 0700 even when it already existed with a wider mode.
     static func prepare(_ path: String) -> String? {
         func problem(_ what: String) -> String { "\(what): \(String(cString: strerror(errno)))" }
-        var folder = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/").dropLast() {
-            folder += "/" + component
-            if mkdir(folder, 0o700) != 0 && errno != EEXIST { return problem("cannot create \(folder)") }
-        }
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if let failed = StateDirectory.create(folder) { return failed }
         guard chmod(folder, 0o700) == 0 else { return problem("cannot make \(folder) private") }
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return problem("cannot open it for writing") }

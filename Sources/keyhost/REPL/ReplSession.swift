@@ -11,6 +11,7 @@ struct ReplSession {
     let state: LuaState
     private let evalFunction: LuaReference
     private let completeFunction: LuaReference
+    private let callFunction: LuaReference
 
     /// The modules the REPL and eval make globals, so README's snippets paste line by line.
     static let preloaded = ["hd", "ec", "hex", "card", "address", "hash"]
@@ -23,10 +24,12 @@ struct ReplSession {
         }
         let module = try state.execute("return require 'keyhost.repl'", chunkName: "=repl")
         guard case .table(let fields)? = module.first,
-            case .reference(let eval) = fields["eval"], case .reference(let complete) = fields["complete"]
+            case .reference(let eval) = fields["eval"], case .reference(let complete) = fields["complete"],
+            case .reference(let call) = fields["call"]
         else { throw Failure.message("keyhost.repl did not load; is stdlib/ installed next to keyhost?") }
         evalFunction = eval
         completeFunction = complete
+        callFunction = call
     }
 
     func evaluate(_ source: String, chunkName: String = "=stdin") throws -> Outcome {
@@ -36,6 +39,15 @@ struct ReplSession {
         case "incomplete": return .incomplete(results.count > 1 ? results[1].stringValue ?? "incomplete input" : "incomplete input")
         default: return .failed(results.count > 1 ? results[1].stringValue ?? "error" : "error")
         }
+    }
+
+    /// Runs source (an expression or statements, as `evaluate` takes it) and returns its values unformatted.
+    func values(_ source: String, chunkName: String = "=stdin") throws -> Result<[LuaValue], Failure> {
+        let results = try state.call(callFunction, [.text(source), .text(chunkName)])
+        guard results.first?.stringValue == "ok" else {
+            return .failure(.message(results.count > 1 ? results[1].stringValue ?? "error" : "error"))
+        }
+        return .success(Array(results.dropFirst()))
     }
 
     func completions(for word: String) -> [String] {

@@ -7,7 +7,7 @@ import KeyhostTokens
 func jsonValue(_ value: CBORValue) -> Any {
     switch value {
     case .unsigned(let n): return n <= 1 << 53 ? Int64(n) as Any : String(n)
-    case .negative(let n): return n < 1 << 53 ? -Int64(n) - 1 as Any : "-" + String(n &+ 1)
+    case .negative(let n): return n < 1 << 53 ? -Int64(n) - 1 as Any : value.diagnostic // -2^64 needs a 20th digit
     case .bytes(let b): return Hex.encode(b)
     case .text(let t): return t
     case .bool(let b): return b

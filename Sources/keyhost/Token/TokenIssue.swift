@@ -20,7 +20,7 @@ struct TokenIssue: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The token's Lua program (source).", valueName: "file"))
+    @Option(help: ArgumentHelp("The token's Lua program (source): a file, or a module of keyhost's stdlib by name, such as keyhost.cash.", valueName: "file|module"))
     var program: String
 
     @Flag(help: "Ship the program as Lua 5.4 bytecode (runs only for wallets that trust this issuer).")
@@ -83,7 +83,7 @@ struct TokenIssue: ParsableCommand {
                 throw Failure.message("--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
             }
             var code: [UInt8]
-            do { code = try SourceFile.read(program) } catch { throw Failure.message("cannot read \(error)") }
+            code = try Self.programSource(program)
             // The program must at least compile: a token that can never run is a mistake best caught now.
             let compiled = try Self.compile(code, chunkName: "=" + program, dump: precompile)
             if precompile { code = compiled }
@@ -103,6 +103,23 @@ struct TokenIssue: ParsableCommand {
                 print(line, terminator: "")
             }
         }
+    }
+
+    /// The program's source: the file at `given`, else, when `given` is a module name with no such file
+    /// (`keyhost.cash`), that module of the stdlib keyhost runs with, wherever it is installed.
+    static func programSource(_ given: String) throws -> [UInt8] {
+        let isModuleName = given.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+            guard let first = part.first, first == "_" || first.isLetter else { return false }
+            return part.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && part.allSatisfy(\.isASCII)
+        }
+        if isModuleName, !SourceFile.exists(given) {
+            let relative = given.split(separator: ".").joined(separator: "/") + ".lua"
+            guard let stdlib = Stdlib.directory, SourceFile.exists(stdlib + "/" + relative) else {
+                throw Failure.message("--program \(given): no such file, and no module \(given) in keyhost's stdlib\(Stdlib.directory.map { " (\($0))" } ?? ""); give a file or a module such as keyhost.cash")
+            }
+            do { return try SourceFile.read(stdlib + "/" + relative) } catch { throw Failure.message("cannot read \(error)") }
+        }
+        do { return try SourceFile.read(given) } catch { throw Failure.message("cannot read \(error)") }
     }
 
     /// Compiles the program in a fresh state; returns its bytecode (`string.dump`) when asked.

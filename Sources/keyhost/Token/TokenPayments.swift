@@ -40,7 +40,7 @@ struct TokenRequest: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The amount, in the unit's smallest denomination.", valueName: "n")) var amount: UInt64
     @Option(help: ArgumentHelp("The unit, e.g. EUR-cent.", valueName: "unit")) var unit: String
     @Option(help: ArgumentHelp("An issuer whose tokens you accept: x-only key in hex (repeatable).", valueName: "hex")) var issuer: [String] = []
-    @Option(parsing: .unconditional, help: ArgumentHelp("Exchange keys to offer: the most tokens the payer may use (default 8).", valueName: "n")) var keys = 8
+    @Option(parsing: .unconditional, help: ArgumentHelp("Exchange keys to offer: the most tokens the payer may use.", valueName: "n")) var keys = 8
     @Option(help: ArgumentHelp("Valid until: Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (default: one day).", valueName: "time")) var expires: String?
     @Option(help: ArgumentHelp("A note for the payer (up to 256 bytes).", valueName: "text")) var memo: String?
     @Option(name: [.short, .long], help: ArgumentHelp("Write the request to this new file (mode 0600).", valueName: "file")) var output: String?

@@ -1,3 +1,4 @@
+import KeyhostFiles
 import ArgumentParser
 import KeyhostWallet
 
@@ -13,20 +14,11 @@ struct WalletOptions: ParsableArguments {
     /// The wallet's path; the default folder is created 0700 when missing.
     func path() throws -> String {
         if let wallet { return wallet }
-        let base: String
-        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
-            base = state
-        } else if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
-            base = home + "/.local/state"
-        } else {
+        guard let folder = StateDirectory.path() else {
             throw Failure.message("cannot find a place for the wallet: set HOME or XDG_STATE_HOME, or give --wallet PATH")
         }
-        for dir in [base, base + "/keyhost"] where access(dir, F_OK) != 0 {
-            if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-                throw Failure.message("cannot create \(dir): \(String(cString: strerror(errno)))")
-            }
-        }
-        return base + "/keyhost/wallet.db"
+        if let problem = StateDirectory.create(folder) { throw Failure.message(problem) }
+        return folder + "/wallet.db"
     }
 
     /// Opens the initialised wallet.
