@@ -71,7 +71,8 @@ public final class DiscoveryCheckpoint {
     /// The largest checkpoint read: room for the answers of several million addresses; checked while reading.
     static let maximumFileSize = 512 * BoundedFile.mebibyte
 
-    /// Opens `path`: loads it if it exists (refusing other parameters), or starts empty.
+    /// Opens `path`: loads it if it exists (refusing other parameters), or starts empty. An interrupted
+    /// scan's answers are all kept; of a finished scan's, only the used ones.
     public init(path: String, parameters: CheckpointParameters) throws {
         self.path = path
         self.parameters = parameters
@@ -92,11 +93,20 @@ public final class DiscoveryCheckpoint {
         let differences = parameters.differences(from: file.parameters)
         guard differences.isEmpty else { throw DiscoveryError.checkpointMismatch(path: path, differences: differences) }
         used = file.used
-        unused = file.unused
         for address in used { known[address] = true }
-        for address in unused { known[address] = false }
+        if file.complete {
+            // A finished scan is a snapshot: an address used then is used for good, but one unused then may
+            // have been used since, so those are asked again (only an interrupted scan resumes as it was).
+            refreshed = file.unused.count
+        } else {
+            unused = file.unused
+            for address in unused { known[address] = false }
+        }
         loadedCount = known.count
     }
+
+    /// Addresses a finished scan had found unused, asked again this time; 0 when the checkpoint was resumed.
+    public private(set) var refreshed = 0
 
     /// The known usage of `address`, if any.
     public func usage(of address: String) -> Bool? { known[address] }

@@ -71,7 +71,12 @@ public final class DiscoveryEngine {
         }
 
         if let checkpointPath {
-            checkpoint = try DiscoveryCheckpoint(path: checkpointPath, parameters: checkpointParameters)
+            let loaded = try DiscoveryCheckpoint(path: checkpointPath, parameters: checkpointParameters)
+            if loaded.refreshed > 0 {
+                notes.append("the checkpoint \(checkpointPath) held a finished scan: its \(loaded.loadedCount) used address(es) were taken "
+                    + "from it, the \(loaded.refreshed) it had found unused were asked again")
+            }
+            checkpoint = loaded
         }
         do {
             var reports = [AccountReport]()

@@ -31,7 +31,8 @@ struct Discover: ParsableCommand {
             A scan stops with an error after --max-addresses addresses (default 1000000), so a source that calls \
             every address used cannot run forever.
             With --checkpoint FILE answers are kept as they arrive; rerun the same command to resume after an \
-            interruption (Ctrl-C saves and exits with status 130).
+            interruption (Ctrl-C saves and exits with status 130). Rerun after the scan finished, it takes the used \
+            addresses from the file and asks about the others again, so new transactions are seen.
             Output: a table, or --json / --csv, on standard output; a progress line on standard error when it is a terminal.
             """
     )

@@ -46,12 +46,33 @@ struct CheckpointTests {
         #expect(resumed.totals.addressesFromCheckpoint == first.asked.count)
         #expect(resumed.totals.addressesQueried == second.asked.count)
 
-        // A third run asks nothing at all.
+        // The scan finished: a third run takes the used addresses from the checkpoint and asks the rest again,
+        // since any of them may have been used since.
         let third = CountingSource(try wallet())
         let again = try engine(third, checkpoint: path).run()
-        #expect(third.calls == 0 && again.accounts == uninterrupted.accounts)
+        #expect(again.accounts == uninterrupted.accounts)
+        #expect(Set(third.asked) == Set(reference.asked).subtracting(try wallet()))
+        #expect(again.notes.contains { $0.contains("held a finished scan") })
         // No temporary files are left behind.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["job.checkpoint.json"])
+    }
+
+    @Test("A finished scan run again a day later sees the transactions that came since")
+    func finishedScanSeesNewUsage() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("job.checkpoint.json").path
+        let before = try engine(CountingSource(try wallet()), checkpoint: path).run()
+        #expect(before.totals.usedAddresses == 4)
+
+        // Since then: a payment to the next receive address of account 0, and a first one to account 1.
+        let later = try wallet() + [TestWallet.bip84(account: 0, index: 20), TestWallet.bip84(account: 1, index: 2)]
+        let source = CountingSource(later)
+        let after = try engine(source, checkpoint: path).run()
+        #expect(after.totals.usedAddresses == 6)
+        #expect(after.usedAccounts.map(\.account) == [0, 1, 2])
+        #expect(Set(source.asked).isDisjoint(with: try wallet()), "addresses known to be used are not asked again")
+        #expect(after.totals.addressesFromCheckpoint == 4)
     }
 
     @Test("The checkpoint is written as batches complete, not only at the end")
