@@ -30,28 +30,52 @@ struct Keyhost: ParsableCommand {
     static func main() {
         khp_quiet_crash_output()
         var arguments = CommandLine.arguments
-        // `-e CODE` (repeatable) before `run FILE`, before `repl`, or alone, as the lua interpreter takes it.
+        // Options before `run FILE`, before `repl`, or alone, as the lua interpreter takes them: `-e CODE` and
+        // `-l [NAME=]MODULE` (repeatable, in order), `-i` (the prompt afterwards), `-v` (the version).
         var chunks: [String] = []
-        while arguments.count >= 2, arguments[1] == "-e" || (arguments[1].hasPrefix("-e") && arguments[1].count > 2) {
-            if arguments[1] == "-e" {
-                guard arguments.count >= 3 else { usageExit("-e needs Lua code after it: keyhost -e 'print(1)'") }
-                chunks.append(arguments[2])
-                arguments.removeSubrange(1...2)
-            } else {
-                chunks.append(String(arguments[1].dropFirst(2)))
+        var interactive = false, version = false
+        func value(_ flag: String) -> String {
+            if arguments[1] == flag {
+                guard arguments.count >= 3 else {
+                    usageExit(flag == "-e" ? "-e needs Lua code after it: keyhost -e 'print(1)'" : "-l needs a module after it: keyhost -l keyhost.psbt")
+                }
+                defer { arguments.removeSubrange(1...2) }
+                return arguments[2]
+            }
+            defer { arguments.remove(at: 1) }
+            return String(arguments[1].dropFirst(2))
+        }
+        while arguments.count >= 2 {
+            let option = arguments[1]
+            if option == "-e" || (option.hasPrefix("-e") && option.count > 2) {
+                chunks.append(value("-e"))
+            } else if option == "-l" || (option.hasPrefix("-l") && option.count > 2) {
+                chunks.append(libraryChunk(value("-l")))
+            } else if option == "-i" {
+                interactive = true
                 arguments.remove(at: 1)
+            } else if option == "-v" {
+                version = true
+                arguments.remove(at: 1)
+            } else {
+                break
             }
         }
-        if !chunks.isEmpty {
+        if version {
+            print(VersionText.text)
+            fflush(stdout)
+            if chunks.isEmpty && !interactive && arguments.count < 2 { Glibc.exit(0) }
+        }
+        if !chunks.isEmpty || interactive {
             let rest = Array(arguments.dropFirst())
             if rest.isEmpty {
-                exitAfter { try Eval.evaluate(chunks) }
+                exitAfter { interactive ? try Repl.interactive(preamble: chunks) : try Eval.evaluate(chunks) }
             } else if rest[0] == "run", rest.count >= 2, rest[1] == "-" || !rest[1].hasPrefix("-") {
-                exitAfter { try Run.script(path: rest[1], arguments: Array(rest[2...]), preamble: chunks) }
-            } else if rest == ["repl"] {
-                exitAfter { try Repl.interactive(preamble: chunks) }
+                exitAfter { try Run.script(path: rest[1], arguments: Array(rest[2...]), preamble: chunks, interactive: interactive) }
+            } else if rest[0] == "repl", !rest.dropFirst().contains(where: { $0.hasPrefix("-") }) {
+                exitAfter { try Repl.interactive(preamble: chunks, arguments: Array(rest.dropFirst())) }
             } else {
-                usageExit("-e goes alone, before 'run FILE [ARGS…]' or before 'repl'; here it is followed by '\(rest[0])'")
+                usageExit("-e, -l and -i go alone, before 'run FILE [ARGS…]' or before 'repl'; here they are followed by '\(rest[0])'")
             }
         }
         if arguments.count >= 3, arguments[1] == "run", arguments[2] == "-" || !arguments[2].hasPrefix("-") {
@@ -81,6 +105,22 @@ struct Keyhost: ParsableCommand {
             Failure.writeError((code.rawValue == 64 ? ErrorJSON.usage(message(for: error)) : ErrorJSON.document(for: error)) + "\n")
             Glibc.exit(code.rawValue)
         }
+    }
+
+    /// The chunk `-l [NAME=]MODULE` runs: the module into the global NAME, by default the last part of
+    /// its dotted name (`-l keyhost.psbt` sets `psbt`), as lua5.4 -l sets one global per module.
+    static func libraryChunk(_ given: String) -> String {
+        let parts = given.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let module = parts.count == 2 ? parts[1] : given
+        let name = parts.count == 2 ? parts[0] : String(module.split(separator: ".").last ?? Substring(module))
+        func isName(_ text: String) -> Bool {
+            guard let first = text.first, first == "_" || (first.isASCII && first.isLetter) else { return false }
+            return text.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        }
+        guard isName(name), !module.isEmpty, module.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ isName(String($0)) }) else {
+            usageExit("-l takes a module name, or NAME=MODULE, such as keyhost.psbt or p=keyhost.psbt; got '\(given)'")
+        }
+        return "\(name) = require \"\(module)\""
     }
 
     /// Runs `body` and exits with its status (1 after a reported error).

@@ -59,7 +59,9 @@ struct Run: ParsableCommand {
     }
 
     /// Runs the script at `path`; `preamble` chunks (`keyhost -e CODE run FILE`) run first in the same state.
-    static func script(path: String, arguments: [String], profile: LuaProfile = .full, preamble: [String] = []) throws {
+    /// With `interactive` (`keyhost -i run FILE`) the prompt follows in the script's state.
+    static func script(path: String, arguments: [String], profile: LuaProfile = .full, preamble: [String] = [],
+                       interactive: Bool = false) throws {
         try Failure.exitOnError {
             let source: [UInt8]
             do {
@@ -83,6 +85,7 @@ struct Run: ParsableCommand {
                 }
                 try state.run(bytes: SourceFile.strippingShebang(source), chunkName: chunkName, arguments: arguments.map { .text($0) })
             }
+            if interactive { try Repl.prompt(state) }
         }
     }
 }

@@ -27,6 +27,36 @@ import Testing
         #expect(repeated.isEmpty, "\(repeated)")
     }
 
+    /// The options lua5.4 takes before a script, where they cost nothing: -l, -i, -v, and `=expr`.
+    @Test func luaInterpreterOptions() throws {
+        let library = try Keyhost.run(["-l", "keyhost.psbt", "-l", "h=keyhost.hash", "-e", "return type(psbt.parse), #h.sha256('')"])
+        #expect(library.status == 0, "\(library.stderr)")
+        #expect(library.stdout == "\"function\"\t32\n")
+        let bad = try Keyhost.run(["-l", "x\"y", "-e", "1"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("-l takes a module name"))
+        let missing = try Keyhost.run(["-l", "keyhost.nothing", "-e", "1"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("module 'keyhost.nothing' not found"))
+
+        let version = try Keyhost.run(["-v"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("keyhost ") && version.stdout.contains("Lua 5.4"))
+
+        #expect(try Keyhost.run(["eval", "=1 + 2"]).stdout == "3\n")
+
+        // -i: the prompt after the script, in its state; arg as a script gets it.
+        let dir = try Keyhost.scratch(["s.lua": "x = 5\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let after = try Keyhost.run(["-i", "run", "s.lua"], stdin: "=x * 2\n", cwd: dir)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(after.stdout.contains("10\n"), "\(after.stdout)")
+        let prompt = try Keyhost.run(["-i", "repl", "a", "b"], stdin: "return #arg, arg[1], arg[2]\n", cwd: dir)
+        #expect(prompt.stdout.contains("2\t\"a\"\t\"b\""), "\(prompt.stdout)")
+        let preamble = try Keyhost.run(["-e", "y = 7", "-i"], stdin: "=y\n", cwd: dir)
+        #expect(preamble.stdout.contains("7\n"), "\(preamble.stdout)")
+    }
+
     @Test func repeatedEvaluateOptionsShareOneState() throws {
         let run = try Keyhost.run(["-e", "x = 20", "-e", "return x + 1", "-ereturn x * 2"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -49,7 +79,7 @@ import Testing
     @Test func evaluateOptionsInThePlaceOfAnythingElseAreUsageErrors() throws {
         let misplaced = try Keyhost.run(["-e", "x = 1", "card", "list"])
         #expect(misplaced.status == 64)
-        #expect(misplaced.stderr.contains("-e goes alone, before 'run FILE"))
+        #expect(misplaced.stderr.contains("-e, -l and -i go alone, before 'run FILE"))
         let missing = try Keyhost.run(["-e"])
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("-e needs Lua code"))

@@ -54,6 +54,8 @@ end
 --- Compiles source as an expression, then as a statement; nil, "incomplete", message means more lines are needed.
 function M.compile(source, chunkname)
   chunkname = chunkname or "=stdin"
+  -- "=expr" is "return expr", as lua5.1 to 5.3 took it at the prompt (never valid Lua otherwise).
+  if source:sub(1, 1) == "=" then source = "return " .. source:sub(2) end
   local fn = load("return " .. source .. ";", chunkname, "t")
   if fn then return fn end
   local err
