@@ -32,6 +32,9 @@ public final class HDKeySource: PSBTKeySource {
     public var supportsSchnorr: Bool { true }
     /// Fixed BIP340 auxiliary randomness for reproducible tests; nil (fresh randomness) otherwise.
     public var auxiliaryRandom: [UInt8]?
+    /// ECDSA ground to a low R, as Core and embit sign (default); off only to reproduce BIP174's vectors,
+    /// which were made with plain RFC 6979.
+    public var lowR = true
 
     public init(master: HDNode) throws {
         guard master.isPrivate else { throw PSBTError(.signing, "the HD key has no private key (an xpub cannot sign); pass an xprv or a mnemonic") }
@@ -72,7 +75,7 @@ public final class HDKeySource: PSBTKeySource {
 
     public func signECDSA(digest: [UInt8], publicKey: [UInt8], origin: KeyOrigin?) throws -> ECDSASignature? {
         guard let key = try key(for: origin, matching: { $0.publicKey.matches(publicKey) }, shown: Hex.encode(publicKey)) else { return nil }
-        return try key.sign(digest: digest)
+        return try lowR ? key.signLowR(digest: digest) : key.sign(digest: digest)
     }
 
     public func signSchnorr(digest: [UInt8], internalKey: XOnlyPublicKey, origin: KeyOrigin?, merkleRoot: [UInt8]?) throws -> [UInt8]? {
@@ -90,6 +93,9 @@ public final class PrivateKeySet: PSBTKeySource {
     public var masterFingerprint: UInt32? { nil }
     public var supportsSchnorr: Bool { true }
     public var auxiliaryRandom: [UInt8]?
+    /// ECDSA ground to a low R, as Core and embit sign (default); off only to reproduce BIP174's vectors,
+    /// which were made with plain RFC 6979.
+    public var lowR = true
 
     public init(_ keys: [PrivateKey]) {
         for key in keys {
@@ -108,7 +114,8 @@ public final class PrivateKeySet: PSBTKeySource {
 
     public func signECDSA(digest: [UInt8], publicKey: [UInt8], origin: KeyOrigin?) throws -> ECDSASignature? {
         guard publicKey.count != 32 else { return nil }
-        return try lookup(publicKey)?.sign(digest: digest)
+        guard let key = lookup(publicKey) else { return nil }
+        return try lowR ? key.signLowR(digest: digest) : key.sign(digest: digest)
     }
 
     public func signSchnorr(digest: [UInt8], internalKey: XOnlyPublicKey, origin: KeyOrigin?, merkleRoot: [UInt8]?) throws -> [UInt8]? {

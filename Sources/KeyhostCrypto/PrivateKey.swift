@@ -72,6 +72,28 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         return ECDSASignature(raw: sig)
     }
 
+    /// RFC 6979 ECDSA with a low R, as Bitcoin Core's signer and embit grind it for transactions: the plain
+    /// signature when its R is below 2^255, else the next with RFC 6979's extra data set to a counter
+    /// (1, 2, … as 32 little-endian bytes), so the DER encoding is at most 70 bytes and fees are predictable.
+    public func signLowR(digest: [UInt8]) throws -> ECDSASignature {
+        guard digest.count == 32 else { throw SignatureError.digestLength(digest.count) }
+        var sig = secp256k1_ecdsa_signature()
+        var counter: UInt32 = 0
+        var extra = [UInt8](repeating: 0, count: 32)
+        while true {
+            let ok = withSeckey { key in
+                counter == 0
+                    ? secpSucceeded(secp256k1_ecdsa_sign(Secp256k1.shared.context, &sig, digest, key, nil, nil))
+                    : secpSucceeded(secp256k1_ecdsa_sign(Secp256k1.shared.context, &sig, digest, key, secp256k1_nonce_function_rfc6979, extra))
+            }
+            guard ok else { throw KeyError.privateKeyOutOfRange }
+            let signature = ECDSASignature(raw: sig)
+            if signature.compact[0] < 0x80 { return signature }
+            counter += 1
+            withUnsafeBytes(of: counter.littleEndian) { for (i, byte) in $0.enumerated() { extra[i] = byte } }
+        }
+    }
+
     /// RFC 6979 ECDSA over a 32-byte digest with the recovery id (Ethereum, Bitcoin signed messages).
     public func signRecoverable(digest: [UInt8]) throws -> RecoverableSignature {
         guard digest.count == 32 else { throw SignatureError.digestLength(digest.count) }

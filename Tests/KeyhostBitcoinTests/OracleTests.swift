@@ -105,6 +105,27 @@ struct OracleTests {
         #expect(ours == theirs)
     }
 
+    /// Bitcoin Core and embit grind RFC 6979's extra data until R is low (DER at most 70 bytes); keyhost's
+    /// signatures must be those exact bytes, not merely valid ones.
+    @Test("keyhost's ECDSA signatures are the low-R ones embit makes, byte for byte")
+    func lowRSignaturesMatchEmbit() throws {
+        var compared = 0
+        for seed in 20..<32 {
+            let unsigned = try Self.embitPSBT(Array(Self.allKinds.prefix(3)), seed: seed)
+            let theirs = try #require(try PSBTOracle.run("sign", ["psbt": unsigned.base64, "tprv": Self.tprv])["psbt"] as? String)
+            var ours = unsigned
+            try ours.sign(with: HDKeySource(master: HDNode(extendedKey: Self.tprv)))
+            let expected = try #require(try PSBTOracle.run("partial_sigs", ["psbt": theirs])["inputs"] as? [[String]])
+            let got = try #require(try PSBTOracle.run("partial_sigs", ["psbt": ours.base64])["inputs"] as? [[String]])
+            #expect(got == expected, "seed \(seed)")
+            for signature in got.joined() {
+                #expect(signature.count <= 2 * 71, "DER of at most 70 bytes and the sighash byte: \(signature)")
+                compared += 1
+            }
+        }
+        #expect(compared == 36)
+    }
+
     @Test("embit finalizes keyhost's partial signatures (P2PKH, P2SH-P2WPKH, P2WPKH) into the transaction keyhost extracts")
     func embitFinalizesOurSignatures() throws {
         var psbt = try Self.embitPSBT(Array(Self.allKinds.prefix(3)), seed: 11)

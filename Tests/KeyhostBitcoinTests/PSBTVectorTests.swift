@@ -48,15 +48,29 @@ struct PSBTVectorTests {
         let roles = try Vectors.roles()
         let updated = try PSBT.parse(hex(roles.sighash_all))
         for (keys, expected) in [(roles.signer1_keys, roles.signer1), (roles.signer2_keys, roles.signer2)] {
+            // BIP174's signatures are plain RFC 6979; keyhost grinds for a low R as Core does, unless told not to.
             var psbt = updated
             let source = PrivateKeySet(try keys.map { try PrivateKey.fromWIF($0, coin: .bitcoinTestnet).key })
+            source.lowR = false
             let report = try psbt.sign(with: source, options: Self.bip174Policy)
             #expect(report.signatures.count == 2)
             #expect(hex(psbt.serialized()) == expected)
+            // Ground, the same signatures where R was already low, and every one at most 70 bytes of DER.
+            var ground = updated
+            let grinding = PrivateKeySet(try keys.map { try PrivateKey.fromWIF($0, coin: .bitcoinTestnet).key })
+            try ground.sign(with: grinding, options: Self.bip174Policy)
+            for (plainInput, lowInput) in zip(psbt.inputs, ground.inputs) {
+                for ((_, plain), (_, low)) in zip(plainInput.partialSignatures, lowInput.partialSignatures) {
+                    #expect(low.count <= 71)
+                    if plain.count <= 71 { #expect(low == plain) } else { #expect(low != plain) }
+                }
+            }
         }
         // Signing with all four keys at once gives what the combiner makes of the two halves.
         var all = updated
-        try all.sign(with: PrivateKeySet(try (roles.signer1_keys + roles.signer2_keys).map { try PrivateKey.fromWIF($0, coin: .bitcoinTestnet).key }), options: Self.bip174Policy)
+        let four = PrivateKeySet(try (roles.signer1_keys + roles.signer2_keys).map { try PrivateKey.fromWIF($0, coin: .bitcoinTestnet).key })
+        four.lowR = false
+        try all.sign(with: four, options: Self.bip174Policy)
         #expect(try all.finalizedHex() == roles.finalized)
         var combined = try PSBT.parse(hex(roles.combined))
         try combined.finalize()
@@ -68,7 +82,9 @@ struct PSBTVectorTests {
     func hdSigner() throws {
         let roles = try Vectors.roles()
         var psbt = try PSBT.parse(hex(roles.sighash_all))
-        let report = try psbt.sign(with: HDKeySource(master: HDNode(extendedKey: roles.master_tprv)), options: Self.bip174Policy)
+        let master = try HDKeySource(master: HDNode(extendedKey: roles.master_tprv))
+        master.lowR = false // BIP174's vectors are plain RFC 6979
+        let report = try psbt.sign(with: master, options: Self.bip174Policy)
         #expect(report.signatures.count == 4)
         #expect(try psbt.finalizedHex() == roles.finalized)
     }

@@ -14,6 +14,7 @@ Commands (JSON request on stdin, JSON answer on stdout):
   sign      {psbt, tprv} -> {psbt: base64}             (embit signs every input it can)
   verify    {psbt} -> {inputs: [{signatures: n, valid: bool}]}   (each signature checked against embit's sighash)
   finalize  {psbt} -> {tx: hex}                        (embit's finalizer and extractor)
+  partial_sigs {psbt} -> {inputs: [[hex]]}             (each input's ECDSA signatures, by public key order)
 """
 import json
 import random
@@ -183,7 +184,14 @@ def finalize(req):
     return {"tx": tx.serialize().hex()}
 
 
-COMMANDS = {"sighash": sighash, "make": make, "sign": sign, "verify": verify, "finalize": finalize}
+def partial_sigs(req):
+    psbt = PSBT.from_base64(req["psbt"])
+    return {"inputs": [[sig.hex() for _, sig in sorted(inp.partial_sigs.items(), key=lambda kv: kv[0].sec())]
+                       for inp in psbt.inputs]}
+
+
+COMMANDS = {"sighash": sighash, "make": make, "sign": sign, "verify": verify, "finalize": finalize,
+            "partial_sigs": partial_sigs}
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)
