@@ -25,6 +25,30 @@ extension PSBT {
         self = copy
     }
 
+    /// Finalizes every input that can be and leaves the others as they were, as Bitcoin Core's
+    /// `finalizepsbt` does; returns those others with why (missing signatures, a signature that does
+    /// not verify, a script keyhost does not finalize). Empty: the PSBT is complete.
+    public mutating func finalizeWhatCan() throws -> [(input: Int, reason: String)] {
+        let tx = try unsignedTransaction()
+        var spent = [TxOutput?]()
+        var left = [(input: Int, reason: String)]()
+        for i in inputs.indices {
+            do { spent.append(try spentOutput(i, tx: tx)?.output) } catch let error as PSBTError {
+                spent.append(nil)
+                left.append((i, error.message))
+            }
+        }
+        let cache = SighashCache(transaction: tx, spentOutputs: spent.allSatisfy { $0 != nil } ? spent.compactMap { $0 } : nil)
+        for i in inputs.indices where !inputs[i].isFinalized && !left.contains(where: { $0.input == i }) {
+            let before = inputs[i]
+            do { try finalizeInput(i, utxo: spent[i], cache: cache) } catch let error as PSBTError {
+                inputs[i] = before
+                left.append((i, error.message))
+            }
+        }
+        return left.sorted { $0.input < $1.input }
+    }
+
     /// Checks an ECDSA signature (DER + sighash byte) by `key` against this input's signature hash.
     private func verifyECDSA(_ signature: [UInt8], key: [UInt8], input i: Int, spend: InputSpend, amount: UInt64, cache: SighashCache) throws {
         guard let typeByte = signature.last else { throw PSBTError(.finalize, "an empty signature for key \(Hex.encode(key))") }

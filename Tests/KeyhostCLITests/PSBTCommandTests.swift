@@ -75,6 +75,32 @@ import Testing
         #expect(extract.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == theirs)
     }
 
+    @Test("finalize --json answers complete: false for an incomplete PSBT, as finalizepsbt does")
+    func finalizeIncompleteAsJSON() throws {
+        let unsigned = try Self.make([Self.p2wpkh, Self.p2pkh])
+        let dir = try Keyhost.scratch(["t.psbt": unsigned + "\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let answer = try Keyhost.run(["psbt", "finalize", "t.psbt", "--json", "-o", "out.psbt"], cwd: dir)
+        #expect(answer.status == 0, "\(answer.stderr)")
+        let result = try Self.json(answer.stdout)
+        #expect(result["complete"] as? Bool == false)
+        #expect(result["tx"] == nil)
+        let left = try #require(result["incomplete"] as? [[String: Any]])
+        #expect(left.map { $0["input"] as? Int } == [0, 1])
+        #expect(left.allSatisfy { ($0["reason"] as? String)?.contains("no signature") == true }, "\(left)")
+        #expect(result["psbt"] as? String == unsigned)
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.psbt").path))
+        // Without --json it stays an error naming the input.
+        let plain = try Keyhost.run(["psbt", "finalize", "t.psbt"], cwd: dir)
+        #expect(plain.status == 1 && plain.stderr.contains("input 0"))
+
+        let sign = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "s.psbt"], cwd: dir, environment: Self.env)
+        #expect(sign.status == 0, "\(sign.stderr)")
+        let complete = try Self.json(try Keyhost.run(["psbt", "finalize", "s.psbt", "--json"], cwd: dir).stdout)
+        #expect(complete["complete"] as? Bool == true)
+        #expect(complete["tx"] as? String != nil)
+    }
+
     @Test("binary in, binary out; - reads standard input and writes base64")
     func binaryAndStandardInput() throws {
         let unsigned = try Self.make([Self.p2wpkh])
@@ -241,9 +267,14 @@ import Testing
             let actual = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8))
             #expect(Self.shape(documented) == Self.shape(actual), "\(command)")
         }
-        let documentedError = try #require(examples["keyhost psbt finalize examples/data/psbt_card.psbt --json (unsigned)"] as? [String: Any])
-        let failed = try Keyhost.run(["psbt", "finalize", example, "--json"])
-        #expect(try Self.json(failed.stderr)["error"] as? NSDictionary == documentedError["error"] as? NSDictionary)
+        let documentedIncomplete = try #require(examples["keyhost psbt finalize examples/data/psbt_card.psbt --json (unsigned)"] as? [String: Any])
+        let incomplete = try Keyhost.run(["psbt", "finalize", example, "--json"])
+        #expect(incomplete.status == 0, "\(incomplete.stderr)")
+        let answer = try Self.json(incomplete.stdout)
+        #expect(answer["incomplete"] as? NSArray == documentedIncomplete["incomplete"] as? NSArray)
+        #expect(answer["complete"] as? Bool == false)
+        let shownPSBT = try #require(documentedIncomplete["psbt"] as? String)
+        #expect((answer["psbt"] as? String)?.hasPrefix(String(shownPSBT.dropLast())) == true)
     }
 
     @Test("keyhost.psbt from Lua: structured errors (kind, input), options, finalize, extract, inspect")

@@ -10,7 +10,12 @@ struct PSBTFinalize: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "finalize",
         abstract: "Build each input's final scriptSig/witness from its signatures; with --extract, print the network transaction.",
-        discussion: "Every input must be signed (or already final): an input that cannot be finalized is an error naming it."
+        discussion: """
+            Every input must be signed (or already final): an input that cannot be finalized is an error naming it. \
+            With --json, as Bitcoin Core's finalizepsbt: the inputs that can be are finalized, and an incomplete PSBT \
+            is an answer, not an error: {complete: false, psbt, incomplete: [{input, reason}]} (written with -o, \
+            never as a transaction); a complete one is {complete: true, psbt, tx, txid, vsize}.
+            """
     )
 
     @Argument(help: ArgumentHelp("The PSBT (binary or base64), or - for standard input.", valueName: "file"))
@@ -22,12 +27,23 @@ struct PSBTFinalize: ParsableCommand {
     @Flag(help: "Print (or write) the network transaction as hex, ready to broadcast, instead of the finalized PSBT.")
     var extract = false
 
-    @Flag(help: "Print JSON {psbt, tx, txid, vsize}.")
+    @Flag(help: "Print JSON {complete, psbt, tx, txid, vsize} or, when inputs are left, {complete: false, psbt, incomplete}.")
     var json = false
 
     func run() throws {
         try PSBTCommand.run {
             var (psbt, base64) = try PSBTCommand.read(file)
+            if json {
+                let left = try psbt.finalizeWhatCan()
+                if !left.isEmpty {
+                    if let output, output != "-", !extract { try PSBTCommand.write(psbt, to: output, base64: base64) }
+                    print(Record.object([
+                        ("complete", .bool(false)), ("psbt", .string(psbt.base64)),
+                        ("incomplete", .array(left.map { .object([("input", .integer(Int64($0.input))), ("reason", .string($0.reason))]) })),
+                    ]).json())
+                    return
+                }
+            }
             try psbt.finalize()
             let tx = try psbt.extractTransaction()
             let raw = Hex.encode(tx.serialized())
@@ -35,7 +51,7 @@ struct PSBTFinalize: ParsableCommand {
                 if let output, output != "-" {
                     if extract { try writeText(raw, to: output) } else { try PSBTCommand.write(psbt, to: output, base64: base64) }
                 }
-                print(Record.object([("psbt", .string(psbt.base64)), ("tx", .string(raw)), ("txid", .string(tx.displayTxid)),
+                print(Record.object([("complete", .bool(true)), ("psbt", .string(psbt.base64)), ("tx", .string(raw)), ("txid", .string(tx.displayTxid)),
                                      ("vsize", .integer(Int64(tx.virtualSize)))]).json())
                 return
             }
