@@ -147,8 +147,10 @@ extension PSBT {
             report.skipped.append((i, "the signer's taproot key is not the input's internal key"))
             return
         }
+        // Not the PSBT's fault: the other inputs are signed, this one is reported (as HWI and walletprocesspsbt do).
         guard source.supportsSchnorr else {
-            throw PSBTError(.signing, "this is a taproot input, and the signer cannot make Schnorr (BIP340) signatures (Keycard applet 3.x signs ECDSA only); use a 4.x card or software keys")
+            report.skipped.append((i, "a taproot input, and this signer cannot make Schnorr (BIP340) signatures (Keycard applet 3.x signs ECDSA only); sign it with a 4.x card or software keys"))
+            return
         }
         let digest = try cache.taproot(input: i, type: type)
         guard let signature = try source.signSchnorr(digest: digest, internalKey: internalKey, origin: origin.origin, merkleRoot: merkleRoot) else {

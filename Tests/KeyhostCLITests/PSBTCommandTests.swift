@@ -159,7 +159,7 @@ import Testing
         try Self.expectVerified(try #require(result["psbt"] as? String), inputs: 4)
     }
 
-    @Test("a 3.2 card signs ECDSA inputs and refuses taproot with the reason")
+    @Test("a 3.2 card signs the ECDSA inputs and lists the taproot one as skipped, with the reason")
     func appletWithoutSchnorr() throws {
         let dir = try Keyhost.scratch(["t.psbt": try Self.make([Self.p2wpkh, Self.p2tr]), "e.psbt": try Self.make([Self.p2wpkh, Self.p2pkh])])
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -168,14 +168,25 @@ import Testing
         let state = dir.appendingPathComponent("card.json").path
         try TokenCardCommandTests.cardState(state, applet: "3.2", seed: Self.words, home: dir)
         let card = ["--card", "--reader", "virtual", "--card-state", state]
-        let refused = try Keyhost.run(["psbt", "sign", "t.psbt", "--json"] + card, cwd: dir, environment: env)
-        #expect(refused.status == 1)
-        let error = try #require(try Self.json(refused.stderr)["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "psbt_signing")
-        #expect(error["input"] as? Int == 1)
-        #expect((error["message"] as? String)?.contains("Schnorr") == true)
+        let partly = try Keyhost.run(["psbt", "sign", "t.psbt", "--json"] + card, cwd: dir, environment: env)
+        #expect(partly.status == 0, "\(partly.stderr)")
+        let result = try Self.json(partly.stdout)
+        #expect(result["complete"] as? Bool == false)
+        #expect((result["signed"] as? [[String: Any]])?.map { $0["input"] as? Int } == [0])
+        let skipped = try #require(result["skipped"] as? [[String: Any]])
+        #expect(skipped.map { $0["input"] as? Int } == [1])
+        #expect((skipped.first?["reason"] as? String)?.contains("Schnorr") == true)
+        let partial = try #require(result["psbt"] as? String)
+        let verified = try #require(try Self.oracle("verify", ["psbt": partial])["inputs"] as? [[String: Any]])
+        #expect(verified.map { $0["signatures"] as? Int } == [1, 0])
+        #expect(verified.allSatisfy { $0["valid"] as? Bool == true })
+        let text = try Keyhost.run(["psbt", "sign", "t.psbt", "-o", "p.psbt"] + card, cwd: dir, environment: env)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stderr.contains("signed 1 of 2 inputs into p.psbt; more signatures are needed"))
+        #expect(text.stderr.contains("input 1 not signed: a taproot input"))
         let signed = try Keyhost.run(["psbt", "sign", "e.psbt", "--json"] + card, cwd: dir, environment: env)
         #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(try Self.json(signed.stdout)["complete"] as? Bool == true)
         try Self.expectVerified(try #require(try Self.json(signed.stdout)["psbt"] as? String), inputs: 2)
     }
 
@@ -220,14 +231,14 @@ import Testing
         try Self.expectVerified(try #require(try Self.json(allowed.stdout)["psbt"] as? String), inputs: 1)
     }
 
-    @Test("examples/psbt_card.lua signs on the software card (4.0: all three inputs; 3.2: taproot refused)")
+    @Test("examples/psbt_card.lua signs on the software card (4.0: all three inputs; 3.2: taproot skipped)")
     func example() throws {
         let modern = try Keyhost.run(["run", "examples/psbt_card.lua", "4.0"], environment: ["HOME": FileManager.default.temporaryDirectory.path])
         #expect(modern.status == 0, "\(modern.stderr)")
         #expect(modern.stdout.contains("signed input 2 (p2tr, DEFAULT)"))
         let old = try Keyhost.run(["run", "examples/psbt_card.lua", "3.2"], environment: ["HOME": FileManager.default.temporaryDirectory.path])
         #expect(old.status == 0, "\(old.stderr)")
-        #expect(old.stdout.contains("refused: input 2") && old.stdout.contains("Schnorr"))
+        #expect(old.stdout.contains("skipped input 2: a taproot input") && old.stdout.contains("Schnorr"), "\(old.stdout)")
     }
 
     /// The names of a JSON value, recursively (object keys, and the first element's of arrays): the shape.

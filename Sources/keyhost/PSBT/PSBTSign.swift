@@ -30,7 +30,7 @@ struct PSBTSign: ParsableCommand {
     @Option(help: ArgumentHelp("Sighash type: ALL, NONE, SINGLE, ALL|ANYONECANPAY, … or DEFAULT (taproot); default the input's, else ALL/DEFAULT.", valueName: "type"))
     var sighash: String?
 
-    @Flag(help: "Print JSON {psbt, signatures, signed, skipped, apdus} instead of the PSBT.")
+    @Flag(help: "Print JSON {psbt, complete, signatures, signed, skipped, apdus} instead of the PSBT.")
     var json = false
 
     func validate() throws {
@@ -51,8 +51,12 @@ struct PSBTSign: ParsableCommand {
             if report.signatures.isEmpty {
                 throw Failure.kind("nothing_signed", "no input was signed: " + report.skipped.map { "input \($0.input): \($0.reason)" }.joined(separator: "; "))
             }
+            // Whether every input can now be finalized, as walletprocesspsbt's and HWI's `complete`.
+            var trial = psbt
+            let complete = (try? trial.finalizeWhatCan().isEmpty) ?? false
             if json {
                 guard case .object(var fields) = PSBTRecords.signing(report) else { return }
+                fields.append(("complete", .bool(complete)))
                 fields.append(("psbt", .string(psbt.base64)))
                 fields.append(("apdus", connection.map { .integer(Int64($0.apduCount - before)) } ?? .null))
                 if let output, output != "-" { try PSBTCommand.write(psbt, to: output, base64: base64) }
@@ -61,7 +65,10 @@ struct PSBTSign: ParsableCommand {
             }
             try PSBTCommand.write(psbt, to: output, base64: base64)
             let inputs = Set(report.signatures.map(\.input)).count
-            Failure.writeError("keyhost: signed \(inputs) of \(psbt.inputs.count) inputs\(output.map { $0 == "-" ? "" : " into \($0)" } ?? "")\n")
+            var note = "keyhost: signed \(inputs) of \(psbt.inputs.count) inputs\(output.map { $0 == "-" ? "" : " into \($0)" } ?? "")"
+            note += complete ? "; the PSBT is complete\n" : "; more signatures are needed before it can be finalized\n"
+            for (input, reason) in report.skipped { note += "  input \(input) not signed: \(reason)\n" }
+            Failure.writeError(note)
         }
     }
 }
