@@ -24,7 +24,7 @@ public struct PSBTSummary: Sendable {
         public let amount: UInt64
         public let address: String?
         public let scriptType: String
-        /// A key of the signer is listed for it and the script pays to that key: our change.
+        /// A key of the signer is listed for it and the script pays to that key (or is a multisig script holding it): our change.
         public let change: Bool
     }
 
@@ -161,6 +161,31 @@ extension PSBT {
             let hash = Hash.hash160(key)
             if script == Script.p2pkh(hash) || script == Script.p2wpkh(hash) || script == Script.p2sh(Hash.hash160(Script.p2wpkh(hash))) { return true }
         }
-        return false
+        return paysMultisig(script, withAnyOf: keys, map: map)
+    }
+
+    /// Whether `script` is a multisig output (p2wsh, p2sh-p2wsh or p2sh; BDK's `wsh(multi)` and
+    /// `wsh(sortedmulti)` change) whose script, given in the output's map, hashes to it and names one of
+    /// `keys`: ours in the sense a multisig wallet's change is, one key among the cosigners'.
+    static func paysMultisig(_ script: [UInt8], withAnyOf keys: [[UInt8]], map: PSBTMap) -> Bool {
+        let witness = map.value(PSBTOutputType.witnessScript)
+        let redeem = map.value(PSBTOutputType.redeemScript)
+        let multisig: [UInt8]
+        if let witness {
+            let program = Script.p2wsh(Hash.sha256(witness))
+            if let redeem {
+                guard redeem == program, script == Script.p2sh(Hash.hash160(redeem)) else { return false }
+            } else {
+                guard script == program else { return false }
+            }
+            multisig = witness
+        } else if let redeem {
+            guard script == Script.p2sh(Hash.hash160(redeem)) else { return false }
+            multisig = redeem
+        } else {
+            return false
+        }
+        guard let (_, members) = Script.multisig(multisig) else { return false }
+        return keys.contains { key in key.count != 32 && members.contains(key) }
     }
 }

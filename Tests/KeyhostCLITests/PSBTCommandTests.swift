@@ -101,6 +101,29 @@ import Testing
         #expect(complete["tx"] as? String != nil)
     }
 
+    /// A multisig wallet's change (BDK's wsh(multi)/wsh(sortedmulti), and the sh forms) pays to a script of
+    /// several keys, one of them ours: it is our change when that script hashes to the output.
+    @Test("multisig change whose script holds our key and hashes to the output is our change", arguments: [
+        ("wsh", true, false), ("wsh", false, false), ("sh-wsh", true, false), ("sh", true, false), ("wsh", true, true), ("sh", true, true),
+    ])
+    func multisigChange(kind: String, sorted: Bool, tampered: Bool) throws {
+        let total = Self.p2wpkh["amount"] as? Int ?? 0
+        let request: [String: Any] = ["mnemonic": Self.words, "inputs": [Self.p2wpkh], "outputs": [
+            ["amount": total - 11_000],
+            ["amount": 10_000, "multisig": ["path": "m/48h/1h/0h/2h/1/0", "kind": kind, "sorted": sorted, "tamper": tampered]],
+        ]]
+        let made = try PythonOracle.run("psbt_oracle.py", ["make"], input: try JSONSerialization.data(withJSONObject: request))
+        let psbt = try #require(try Self.json(String(decoding: made, as: UTF8.self))["psbt"] as? String)
+        let dir = try Keyhost.scratch(["m.psbt": psbt + "\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let inspect = try Keyhost.run(["psbt", "inspect", "m.psbt", "--coin", "test", "--mnemonic-env", "WORDS", "--json"], cwd: dir, environment: Self.env)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        let summary = try Self.json(inspect.stdout)
+        #expect((summary["outputs"] as? [[String: Any]])?.map { $0["change"] as? Bool } == [false, !tampered])
+        let warned = (summary["warnings"] as? [String] ?? []).contains { $0.contains("not our change") }
+        #expect(warned == tampered, "\(summary["warnings"] ?? [])")
+    }
+
     @Test("binary in, binary out; - reads standard input and writes base64")
     func binaryAndStandardInput() throws {
         let unsigned = try Self.make([Self.p2wpkh])

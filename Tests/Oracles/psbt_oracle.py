@@ -9,7 +9,8 @@ appends the output instead of its SHA256, legacy SINGLE blanks earlier outputs w
 Commands (JSON request on stdin, JSON answer on stdout):
   sighash   {tx, cases:[{kind: legacy|segwit|taproot, index, script_code, amount, sighash, spent:[{value, script}]}]}
             -> {hashes: [hex]}
-  make      {tprv | mnemonic, network, seed, inputs:[{kind: p2pkh|p2sh-p2wpkh|p2wpkh|p2tr, path, amount}], outputs:[{amount, path?}],
+  make      {tprv | mnemonic, network, seed, inputs:[{kind: p2pkh|p2sh-p2wpkh|p2wpkh|p2tr, path, amount}],
+             outputs:[{amount, path? | multisig: {path, kind: wsh|sh-wsh|sh, cosigners, threshold, sorted, tamper}}],
              witness_utxo_only?}  -> {psbt: base64}   (a fresh PSBT as a wallet's creator/updater would make it)
   sign      {psbt, tprv} -> {psbt: base64}             (embit signs every input it can)
   verify    {psbt} -> {inputs: [{signatures: n, valid: bool}]}   (each signature checked against embit's sighash)
@@ -113,9 +114,13 @@ def make(req):
         prev = Transaction(version=2, vin=[TransactionInput(rng.randbytes(32), rng.randint(0, 5))], vout=outs, locktime=0)
         prevs.append((prev, vout_index, spk, key, pub, kind, spec["path"]))
         vin.append(TransactionInput(prev.txid(), vout_index, sequence=spec.get("sequence", 0xFFFFFFFD)))
-    vout = []
+    vout, multisigs = [], []
     for spec in req["outputs"]:
-        if "path" in spec:
+        multisigs.append(None)
+        if "multisig" in spec:
+            multisigs[-1] = multisig_output(spec["multisig"], root, rng)
+            spk = multisigs[-1]["spk"]
+        elif "path" in spec:
             spk = script.p2wpkh(root.derive(spec["path"]).get_public_key())
         else:
             spk = Script(bytes([0x00, 0x14]) + rng.randbytes(20))
@@ -138,10 +143,45 @@ def make(req):
             inp.bip32_derivations[pub] = origin
         if "sighash" in req:
             inp.sighash_type = req["sighash"]
-    for out, spec in zip(psbt.outputs, req["outputs"]):
-        if "path" in spec:
+    for out, spec, ms in zip(psbt.outputs, req["outputs"], multisigs):
+        if ms is not None:
+            out.witness_script = ms.get("witness_script")
+            out.redeem_script = ms.get("redeem_script")
+            for pub, origin in ms["origins"]:
+                out.bip32_derivations[pub] = origin
+        elif "path" in spec:
             out.bip32_derivations[root.derive(spec["path"]).get_public_key()] = DerivationPath(fp, path_list(spec["path"]))
     return {"psbt": psbt.to_base64()}
+
+
+def multisig_output(spec, root, rng):
+    """A multisig change output as BDK's wsh(multi)/wsh(sortedmulti) descriptors make it (or sh-wsh, sh): our key
+    at spec["path"] among cosigners' keys, the script in the output's map with every key's origin. "tamper" puts
+    a script there that does not hash to the output."""
+    ours = root.derive(spec["path"]).get_public_key()
+    others = [ec.PrivateKey(rng.randbytes(32)).get_public_key() for _ in range(spec.get("cosigners", 2))]
+    keys = [ours] + others
+    if spec.get("sorted", True):
+        keys.sort(key=lambda k: k.sec())
+    inner = script.multisig(spec.get("threshold", 2), keys)
+    kind = spec.get("kind", "wsh")
+    out = {"origins": [(ours, DerivationPath(root.my_fingerprint, path_list(spec["path"])))]
+           + [(k, DerivationPath(rng.randbytes(4), path_list("m/48h/1h/0h/2h/1/0"))) for k in others]}
+    if kind == "wsh":
+        out["spk"], out["witness_script"] = script.p2wsh(inner), inner
+    elif kind == "sh-wsh":
+        out["spk"], out["witness_script"], out["redeem_script"] = script.p2sh(script.p2wsh(inner)), inner, script.p2wsh(inner)
+    elif kind == "sh":
+        out["spk"], out["redeem_script"] = script.p2sh(inner), inner
+    else:
+        raise SystemExit("unknown multisig kind " + kind)
+    if spec.get("tamper"):
+        other = script.multisig(spec.get("threshold", 2), [ours] + [ec.PrivateKey(rng.randbytes(32)).get_public_key() for _ in others])
+        if "witness_script" in out:
+            out["witness_script"] = other
+        else:
+            out["redeem_script"] = other
+    return out
 
 
 def sign(req):
