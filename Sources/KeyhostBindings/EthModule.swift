@@ -40,7 +40,14 @@ enum EthModule {
             module.function("sign_typed_data") { ctx in try ethCall {
                 let signer = try EthSigner.resolve(ctx, 1, options: 3)
                 let data = try typedData(ctx, 2)
-                return try ctx.return(Signatures.table(try signer(try data.digest())))
+                let signature = try signer(try data.digest())
+                guard case .table(var result) = Signatures.table(signature) else { return try ctx.return(Signatures.table(signature)) }
+                // As the command line: a permit granting someone else's tokens is signed, with a warning.
+                let address = try data.recoverAddress(signature)
+                result["warnings"] = .table(LuaTable(array: data.grantorsOtherThan(address).map {
+                    .text("message.\($0.field) is \($0.address), not the signer \(address): this \(data.primaryType) grants nothing of the signer's, or the document is not what it seems")
+                }))
+                return try ctx.return(.table(result))
             } }
             module.function("recover_typed_data") { ctx in try ethCall {
                 let data = try typedData(ctx, 1)

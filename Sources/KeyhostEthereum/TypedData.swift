@@ -281,6 +281,22 @@ private func isIdentifier(_ text: String) -> Bool {
 
 /// A typed-data document that cannot be hashed; the text names the value or type and what to change.
 extension TypedData {
+    /// Top-level fields of the primary type that name who grants (EIP-2612's `owner`, DAI's `holder`,
+    /// a transfer's `from`), as address text, when they are not `signer` (0x-hex, any case): signing a
+    /// permit whose owner is someone else is either useless or a sign the document is not what the user
+    /// thinks. Wallets such as MetaMask warn the same way.
+    public func grantorsOtherThan(_ signer: String) -> [(field: String, address: String)] {
+        guard let members = types[primaryType] else { return [] }
+        var found = [(field: String, address: String)]()
+        for member in members where member.type == "address" && ["owner", "holder", "from"].contains(member.name) {
+            guard case .string(let given)? = message[member.name] else { continue }
+            if given.lowercased() != signer.lowercased() { found.append((member.name, given)) }
+        }
+        return found
+    }
+}
+
+extension TypedData {
     /// "a" or "an" before a type name, as it is read aloud ("an address", "an int256", "a uint8").
     static func article(_ type: String) -> String {
         guard let first = type.first?.lowercased() else { return "a" }

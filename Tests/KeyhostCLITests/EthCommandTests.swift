@@ -143,6 +143,34 @@ import Testing
         #expect(recovered as? [String] == [Self.address])
     }
 
+    /// An EIP-2612 permit for the signer's own tokens signs quietly; one whose owner is another address is
+    /// signed with a warning (eth-account recovers the signer either way).
+    @Test("sign-typed-data warns when a permit's owner is not the signer", arguments: [address, "0x00000000000000000000000000000000000000aA"])
+    func permitOwner(_ owner: String) throws {
+        let permit = """
+            {"types": {"EIP712Domain": [{"name": "name", "type": "string"}, {"name": "version", "type": "string"},
+               {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"}],
+             "Permit": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}, {"name": "value", "type": "uint256"},
+               {"name": "nonce", "type": "uint256"}, {"name": "deadline", "type": "uint256"}]},
+             "primaryType": "Permit",
+             "domain": {"name": "USD Coin", "version": "2", "chainId": 1, "verifyingContract": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"},
+             "message": {"owner": "\(owner.lowercased())", "spender": "0x1111111254EEB25477B68fb85Ed929f73A960582", "value": "1000000",
+               "nonce": 0, "deadline": 1900000000}}
+            """
+        let dir = try Keyhost.scratch(["permit.json": permit])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let mine = owner == Self.address
+        let plain = try Keyhost.run(["eth", "sign-typed-data", "permit.json", "--mnemonic-env", "WORDS"], cwd: dir, environment: Self.env)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stderr.contains("warning: message.owner is \(owner.lowercased()), not the signer \(Self.address)") == !mine, "\(plain.stderr)")
+        let json = try Self.json(try Keyhost.run(["eth", "sign-typed-data", "permit.json", "--mnemonic-env", "WORDS", "--json"], cwd: dir, environment: Self.env).stdout)
+        #expect((json["warnings"] as? [String])?.count == (mine ? 0 : 1))
+        let document = try JSONSerialization.jsonObject(with: Data(permit.utf8))
+        let recovered = try JSONSerialization.jsonObject(with: PythonOracle.run(
+            "eth_oracle.py", ["typed-recover"], input: try JSONSerialization.data(withJSONObject: [["document": document, "signature": json["signature"] as? String ?? ""]])))
+        #expect(recovered as? [String] == [Self.address])
+    }
+
     static let errors: [(String, [String], String?, Int32, String)] = [
         ("no key source", ["eth", "sign-tx", "tx1559.json"], nil, 64, "give a key source"),
         ("two key sources", ["eth", "sign-tx", "tx1559.json", "--card", "--mnemonic-env", "WORDS"], nil, 64, "not both"),

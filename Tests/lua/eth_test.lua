@@ -62,6 +62,27 @@ t.test("EIP-712: the Mail example's digest, signature and recovery", function()
   -- JSON text is accepted as well as a table.
   local json = require "keyhost.json"
   t.eq(eth.typed_data_hash(json.encode(MAIL)), eth.typed_data_hash(MAIL))
+  t.eq(#sig.warnings, 0)
+end)
+
+t.test("EIP-712: a permit whose owner is not the signer is signed with a warning", function()
+  local function permit(owner)
+    return {
+      types = {
+        EIP712Domain = { { name = "name", type = "string" }, { name = "chainId", type = "uint256" } },
+        Permit = { { name = "owner", type = "address" }, { name = "spender", type = "address" }, { name = "value", type = "uint256" } },
+      },
+      primaryType = "Permit",
+      domain = { name = "Token", chainId = 1 },
+      message = { owner = owner, spender = "0x1111111254EEB25477B68fb85Ed929f73A960582", value = 5 },
+    }
+  end
+  local key = hash.keccak256("cow")
+  local own = eth.sign_typed_data(key, permit("0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826"))
+  t.eq(#own.warnings, 0)
+  local other = eth.sign_typed_data(key, permit("0x00000000000000000000000000000000000000aa"))
+  t.eq(#other.warnings, 1)
+  t.ok(other.warnings[1]:find("message.owner is 0x00000000000000000000000000000000000000aa, not the signer 0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826", 1, true))
 end)
 
 t.test("EIP-712: hostile documents name the problem", function()

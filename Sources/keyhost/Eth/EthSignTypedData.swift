@@ -30,14 +30,18 @@ struct EthSignTypedData: ParsableCommand {
             defer { signer.close() }
             let signature = try signer.sign(digest)
             let address = try data.recoverAddress(signature)
+            let warnings = data.grantorsOtherThan(address).map {
+                "message.\($0.field) is \($0.address), not the signer \(address): this \(data.primaryType) grants nothing of the signer's, or the document is not what it seems"
+            }
             if json {
                 try printJSON([
                     "signature": hex0x(signature.rsv), "r": hex0x(signature.r), "s": hex0x(signature.s), "v": 27 + signature.recoveryID,
                     "digest": hex0x(digest), "domain_separator": hex0x(try data.domainSeparator()), "primary_type": data.primaryType,
-                    "address": address,
+                    "address": address, "warnings": warnings,
                 ] as [String: Any])
             } else {
                 print(hex0x(signature.rsv))
+                for warning in warnings { Failure.writeError("keyhost: warning: \(warning)\n") }
             }
         }
     }
