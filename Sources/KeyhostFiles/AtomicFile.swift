@@ -20,8 +20,10 @@ public enum AtomicFile {
         public var description: String { "\(path): \(problem)" }
     }
 
-    /// Writes `bytes` to `path`; a new file gets `mode` less the umask.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666) throws {
+    /// Writes `bytes` to `path`; a new file gets `mode` less the umask. With `replace` false an existing
+    /// `path` is left alone and the write fails with EEXIST's reason ("File exists"), also when another
+    /// process creates it meanwhile: the finished file is linked in, which never replaces.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw WriteError(path: path, problem: reason()) }
@@ -37,10 +39,17 @@ public enum AtomicFile {
             }
             written += n
         }
-        guard close(fd) == 0 else {
+        guard fsync(fd) == 0, close(fd) == 0 else {
             let problem = reason()
             unlink(temporary)
             throw WriteError(path: path, problem: problem)
+        }
+        if !replace {
+            let linked = link(temporary, path) == 0
+            let problem = linked ? "" : reason()
+            unlink(temporary)
+            guard linked else { throw WriteError(path: path, problem: problem) }
+            return
         }
         guard rename(temporary, path) == 0 else {
             let problem = reason()

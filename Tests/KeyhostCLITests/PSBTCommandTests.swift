@@ -141,17 +141,28 @@ import Testing
         #expect(piped.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == out.base64EncodedString())
     }
 
-    @Test("-o replaces the file whole and leaves no temporary file; a write that fails says why, as write_failed")
+    @Test("-o writes a new file whole, never over an existing one, and leaves no temporary file; a write that fails says why")
     func outputFiles() throws {
         let dir = try Keyhost.scratch([:])
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data(try Self.make([Self.p2wpkh]).utf8).write(to: dir.appendingPathComponent("t.psbt"))
-        try Data("old".utf8).write(to: dir.appendingPathComponent("s.psbt"))
+        try Data("old".utf8).write(to: dir.appendingPathComponent("old.psbt"))
+        let kept = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "old.psbt", "--json"], cwd: dir, environment: Self.env)
+        #expect(kept.status == 1)
+        let exists = try #require((try Self.json(kept.stderr))["error"] as? [String: Any])
+        #expect(exists["kind"] as? String == "file_exists")
+        #expect((exists["message"] as? String)?.contains("old.psbt exists; keyhost never overwrites an output file") == true)
+        #expect(try String(contentsOf: dir.appendingPathComponent("old.psbt"), encoding: .utf8) == "old")
+
         let sign = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "s.psbt"], cwd: dir, environment: Self.env)
         #expect(sign.status == 0, "\(sign.stderr)")
+        // The note on standard error is not an error: no "keyhost:" prefix.
+        #expect(sign.stderr.hasPrefix("signed 1 of 1 inputs into s.psbt"), "\(sign.stderr)")
         let written = try String(contentsOf: dir.appendingPathComponent("s.psbt"), encoding: .utf8)
         #expect(written.hasPrefix("cHNidP8") && written.hasSuffix("\n"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["s.psbt", "t.psbt"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("s.psbt").path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["old.psbt", "s.psbt", "t.psbt"])
 
         let missing = try Keyhost.run(["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "-o", "no/such/folder/s.psbt", "--json"],
                                       cwd: dir, environment: Self.env)
@@ -161,8 +172,8 @@ import Testing
         #expect(error["message"] as? String == "cannot write no/such/folder/s.psbt: No such file or directory")
         let folder = try Keyhost.run(["psbt", "finalize", "s.psbt", "--extract", "-o", "."], cwd: dir)
         #expect(folder.status == 1)
-        #expect(folder.stderr.contains("cannot write .: "), "\(folder.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["s.psbt", "t.psbt"])
+        #expect(folder.stderr.contains(". exists; keyhost never overwrites"), "\(folder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["old.psbt", "s.psbt", "t.psbt"])
     }
 
     @Test("--card --reader virtual (4.0) signs every kind, taproot with Schnorr: one SIGN APDU per input")

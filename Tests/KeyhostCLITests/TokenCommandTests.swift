@@ -39,7 +39,7 @@ import Testing
         // The same file again is never overwritten.
         let again = try issue(["-o", "t.tok"], in: dir)
         #expect(again.status == 1)
-        #expect(again.stderr.contains("keyhost never overwrites a token file"))
+        #expect(again.stderr.contains("t.tok exists; keyhost never overwrites an output file"))
     }
 
     /// --program takes a stdlib module by name, so docs' commands work wherever keyhost is installed.

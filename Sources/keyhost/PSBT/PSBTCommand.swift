@@ -35,9 +35,7 @@ struct PSBTCommand: ParsableCommand {
     /// Writes `psbt` to `output` in the form the input had (binary or base64), or base64 to standard output.
     static func write(_ psbt: PSBT, to output: String?, base64: Bool) throws {
         guard let output, output != "-" else { print(psbt.base64); return }
-        do { try AtomicFile.write(base64 ? Array((psbt.base64 + "\n").utf8) : psbt.serialized(), to: output) } catch let error as AtomicFile.WriteError {
-            throw Failure.kind("write_failed", "cannot write \(output): \(error.problem)")
-        }
+        try OutputFile.create(output, base64 ? Array((psbt.base64 + "\n").utf8) : psbt.serialized())
     }
 
     /// Runs `body`, reporting PSBT errors with their kind and input/output (`--json` shows them as fields).

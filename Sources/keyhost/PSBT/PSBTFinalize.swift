@@ -56,16 +56,20 @@ struct PSBTFinalize: ParsableCommand {
                 return
             }
             if extract {
-                if let output, output != "-" { try writeText(raw, to: output) } else { print(raw) }
+                if let output, output != "-" {
+                    try writeText(raw, to: output)
+                    OutputFile.note("transaction \(tx.displayTxid) (\(tx.virtualSize) vB) into \(output)")
+                } else {
+                    print(raw)
+                }
             } else {
                 try PSBTCommand.write(psbt, to: output, base64: base64)
+                if let output, output != "-" { OutputFile.note("finalized PSBT into \(output)") }
             }
         }
     }
 
     private func writeText(_ text: String, to path: String) throws {
-        do { try AtomicFile.write(Array((text + "\n").utf8), to: path) } catch let error as AtomicFile.WriteError {
-            throw Failure.kind("write_failed", "cannot write \(path): \(error.problem)")
-        }
+        try OutputFile.create(path, text: text + "\n")
     }
 }

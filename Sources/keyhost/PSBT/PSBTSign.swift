@@ -65,10 +65,10 @@ struct PSBTSign: ParsableCommand {
             }
             try PSBTCommand.write(psbt, to: output, base64: base64)
             let inputs = Set(report.signatures.map(\.input)).count
-            var note = "keyhost: signed \(inputs) of \(psbt.inputs.count) inputs\(output.map { $0 == "-" ? "" : " into \($0)" } ?? "")"
+            var note = "signed \(inputs) of \(psbt.inputs.count) inputs\(output.map { $0 == "-" ? "" : " into \($0)" } ?? "")"
             note += complete ? "; the PSBT is complete\n" : "; more signatures are needed before it can be finalized\n"
             for (input, reason) in report.skipped { note += "  input \(input) not signed: \(reason)\n" }
-            Failure.writeError(note)
+            OutputFile.note(String(note.dropLast()))
         }
     }
 }

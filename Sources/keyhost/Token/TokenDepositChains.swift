@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
@@ -22,6 +23,7 @@ struct TokenDepositChains: ParsableCommand {
     @OptionGroup var cardOptions: TokenCardOptions
     @Argument(help: ArgumentHelp("Tokens to deposit (hex id or unique prefix).", valueName: "id")) var ids: [String]
     @Option(name: [.short, .long], help: ArgumentHelp("Write the chains to this new file (mode 0600).", valueName: "file")) var output: String?
+    @Flag(help: "Print JSON {chains, tokens, file}.") var json = false
 
     func validate() throws {
         guard !ids.isEmpty else { throw ValidationError("name at least one token to deposit") }
@@ -37,9 +39,14 @@ struct TokenDepositChains: ParsableCommand {
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let chains = try wallet.depositChains(ids: tokens, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
             let text = chains.map { $0.armored + "\n" }.joined()
-            if let output {
-                try TokenIssue.writeNew(output, text)
-                print("\(chains.count) deposit chain\(chains.count == 1 ? "" : "s"): \(output)")
+            if let output { try OutputFile.create(output, text: text) }
+            if json {
+                print(Record.object([
+                    ("chains", .array(chains.map { .string($0.armored) })), ("tokens", .array(chains.map { .bytes($0.token.token.id) })),
+                    ("file", .string(output)),
+                ]).json())
+            } else if let output {
+                OutputFile.note("\(chains.count) deposit chain\(chains.count == 1 ? "" : "s") into \(output)")
             } else {
                 print(text, terminator: "")
             }

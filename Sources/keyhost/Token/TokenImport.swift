@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import KeyhostCrypto
 import KeyhostTokens
 import KeyhostWallet
@@ -83,6 +84,7 @@ struct TokenTrust: ParsableCommand {
     @OptionGroup var options: WalletOptions
     @Argument(help: ArgumentHelp("The issuer's x-only public key, 32 bytes in hex.", valueName: "issuer")) var issuer: String
     @Flag(help: "Stop trusting the issuer instead.") var remove = false
+    @Flag(help: "Print JSON {issuer, trusted}.") var json = false
 
     func run() throws {
         try Failure.exitOnError {
@@ -92,10 +94,13 @@ struct TokenTrust: ParsableCommand {
             let wallet = try options.open()
             if remove {
                 try wallet.store.distrust(issuer: bytes)
-                print("no longer trusted: \(Hex.encode(bytes))")
             } else {
                 try wallet.store.trust(issuer: bytes, now: currentUnixTime())
-                print("trusted: \(Hex.encode(bytes))")
+            }
+            if json {
+                print(Record.object([("issuer", .bytes(bytes)), ("trusted", .bool(!remove))]).json())
+            } else {
+                print("\(remove ? "no longer trusted" : "trusted"): \(Hex.encode(bytes))")
             }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
@@ -53,8 +54,11 @@ struct TokenIssue: ParsableCommand {
     @Option(help: ArgumentHelp("The environment variable holding the issuer's private key or mnemonic.", valueName: "name"))
     var issuerKeyEnv: String
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the token to this file instead of standard output.", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the token to this new file (mode 0600) instead of standard output.", valueName: "file"))
     var output: String?
+
+    @Flag(help: "Print JSON {token, id, issuer, holder, value, unit, program_sha256, file}.")
+    var json = false
 
     func validate() throws {
         if instructionLimit == 0 { throw ValidationError("--instruction-limit must be at least 1, got 0") }
@@ -96,9 +100,17 @@ struct TokenIssue: ParsableCommand {
                     timeMillis: timeLimit.map { UInt64(($0 * 1000).rounded(.up)) }
                 )
             )
-            let line = TokenArmor.armor(try SignedToken.issue(token, issuerKey: key)) + "\n"
-            if let output {
-                try Self.writeNew(output, line)
+            let signed = try SignedToken.issue(token, issuerKey: key)
+            let line = TokenArmor.armor(signed) + "\n"
+            if let output { try OutputFile.create(output, text: line) }
+            if json {
+                print(Record.object([
+                    ("token", .string(String(line.dropLast()))), ("id", .bytes(signed.token.id)), ("issuer", .bytes(signed.token.issuer.bytes)),
+                    ("holder", .bytes(signed.token.holder.compressed)), ("value", .integer(signed.token.value)), ("unit", .string(signed.token.unit)),
+                    ("program_sha256", .bytes(signed.token.programHash)), ("file", .string(output)),
+                ]).json())
+            } else if let output {
+                OutputFile.note("issued token \(Hex.encode(signed.token.id.prefix(8)))… (\(value) \(unit)) into \(output)")
             } else {
                 print(line, terminator: "")
             }
@@ -126,32 +138,6 @@ struct TokenIssue: ParsableCommand {
     static func compile(_ code: [UInt8], chunkName: String, dump: Bool) throws -> [UInt8] {
         do { return try ProgramCompiler.compile(code, chunkName: chunkName, dump: dump) } catch let error as TokenError {
             throw Failure.message(error.message)
-        }
-    }
-
-    /// Creates `path` with mode 0600 and writes `text`; an existing file is never replaced.
-    static func writeNew(_ path: String, _ text: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw Failure.message("cannot create \(path): \(reason)\(errno == EEXIST ? " (keyhost never overwrites a token file; choose another name)" : "")")
-        }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                unlink(path)
-                throw Failure.message("cannot write \(path): \(reason)")
-            }
-            written += n
-        }
-        guard fsync(fd) == 0 else {
-            unlink(path)
-            throw Failure.message("cannot write \(path): \(String(cString: strerror(errno)))")
         }
     }
 }

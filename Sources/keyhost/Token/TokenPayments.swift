@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
@@ -44,6 +45,7 @@ struct TokenRequest: ParsableCommand {
     @Option(help: ArgumentHelp("Valid until: Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (default: one day).", valueName: "time")) var expires: String?
     @Option(help: ArgumentHelp("A note for the payer (up to 256 bytes).", valueName: "text")) var memo: String?
     @Option(name: [.short, .long], help: ArgumentHelp("Write the request to this new file (mode 0600).", valueName: "file")) var output: String?
+    @Flag(help: "Print JSON {request, amount, unit, keys, expires, payee, file}.") var json = false
 
     func validate() throws {
         guard amount > 0 else { throw ValidationError("--amount must be more than 0") }
@@ -67,7 +69,18 @@ struct TokenRequest: ParsableCommand {
             let now = currentUnixTime()
             let request = try wallet.makeRequest(amount: amount, unit: unit, issuers: issuers, keys: keys,
                                                  expires: expires.flatMap(UnixTime.parse) ?? now + 86_400, memo: memo, now: now, signer: holder.signer)
-            if let output { try TokenIssue.writeNew(output, request.armored + "\n") } else { print(request.armored) }
+            if let output { try OutputFile.create(output, text: request.armored + "\n") }
+            if json {
+                print(Record.object([
+                    ("request", .string(request.armored)), ("amount", .integer(request.amount)), ("unit", .string(request.unit)),
+                    ("keys", .integer(request.keys.count)), ("expires", .integer(request.expires)), ("payee", .bytes(request.payee.compressed)),
+                    ("file", .string(output)),
+                ]).json())
+            } else if let output {
+                OutputFile.note("request for \(request.amount) \(request.unit) with \(request.keys.count) one-time key\(request.keys.count == 1 ? "" : "s") into \(output)")
+            } else {
+                print(request.armored)
+            }
         }
     }
 }
@@ -99,7 +112,7 @@ struct TokenPay: ParsableCommand {
             defer { holder.close() }
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let payment = try wallet.pay(parsed, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
-            if let output { try TokenIssue.writeNew(output, payment.armored + "\n") }
+            if let output { try OutputFile.create(output, text: payment.armored + "\n") }
             let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
             if json {
                 try printJSON(["payment": payment.armored, "amount": amount, "unit": parsed.unit,
@@ -107,7 +120,7 @@ struct TokenPay: ParsableCommand {
             } else if output == nil {
                 print(payment.armored)
             } else {
-                print("paid \(amount) \(parsed.unit) with \(payment.chains.count) token\(payment.chains.count == 1 ? "" : "s"): \(output!)")
+                OutputFile.note("paid \(amount) \(parsed.unit) with \(payment.chains.count) token\(payment.chains.count == 1 ? "" : "s") into \(output!)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import KeyhostBindings
 import KeyhostCrypto
 import KeyhostPlayer
@@ -65,7 +66,7 @@ struct TokenRun: ParsableCommand {
             let result = try wallet.run(id: stored.token.token.id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
             let signed = result.receipt
             if let receipt {
-                try TokenIssue.writeNew(receipt, signed.armored + "\n")
+                try OutputFile.create(receipt, text: signed.armored + "\n")
             }
             if json {
                 try printJSON([
@@ -88,6 +89,7 @@ struct TokenReceipt: ParsableCommand {
     @OptionGroup var options: WalletOptions
     @Argument(help: ArgumentHelp("The token id, or a unique prefix of at least 4 hex digits.", valueName: "id")) var id: String
     @Option(name: [.short, .long], help: ArgumentHelp("Write it to this new file (mode 0600).", valueName: "file")) var output: String?
+    @Flag(help: "Print JSON {receipt, receipt_id, token_id, file}.") var json = false
 
     func run() throws {
         try Failure.exitOnError {
@@ -96,7 +98,17 @@ struct TokenReceipt: ParsableCommand {
             guard let receipt = try wallet.receipt(id: stored.token.token.id) else {
                 throw Failure.message("token \(Hex.encode(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
             }
-            if let output { try TokenIssue.writeNew(output, receipt.armored + "\n") } else { print(receipt.armored) }
+            if let output { try OutputFile.create(output, text: receipt.armored + "\n") }
+            if json {
+                print(Record.object([
+                    ("receipt", .string(receipt.armored)), ("receipt_id", .bytes(receipt.id)), ("token_id", .bytes(receipt.receipt.token.token.id)),
+                    ("file", .string(output)),
+                ]).json())
+            } else if let output {
+                OutputFile.note("receipt \(Hex.encode(receipt.id.prefix(8)))… of token \(Hex.encode(receipt.receipt.token.token.id.prefix(8)))… into \(output)")
+            } else {
+                print(receipt.armored)
+            }
         }
     }
 }
