@@ -306,7 +306,7 @@ import Testing
         let wallet = try Keyhost.run(["token", "wallet", "init", "--wallet", "w.db", "--json"], cwd: dir, environment: env)
         #expect(wallet.status == 0, "\(wallet.stderr)")
         let info = try #require(try JSONSerialization.jsonObject(with: Data(wallet.stdout.utf8)) as? [String: Any])
-        let holder = try #require(info["holder_public_key"] as? String)
+        let holder = try #require(info["holder"] as? String)
         let issued = try Keyhost.run(["token", "issue", "--program", "p.lua", "--value", "5", "--unit", "pt", "--to", holder,
                                       "--issuer-key-env", "ISSUER", "-o", "t.tok"], cwd: dir, environment: env)
         #expect(issued.status == 0, "\(issued.stderr)")

@@ -45,7 +45,7 @@ import Testing
         #expect(info["holder_kind"] as? String == "card")
         #expect(info["card_path"] as? String == "m/44'/60'/0'/0/0")
         // The BIP39 test mnemonic's key at m/44'/60'/0'/0/0.
-        let holder = try #require(info["holder_public_key"] as? String)
+        let holder = try #require(info["holder"] as? String)
         #expect(holder == "0237b0bb7a8288d38ed49a524b5dc98cff3eb5ca824c9f9dc0dfdb3d9cd600f299")
 
         let issued = try Keyhost.run(["token", "issue", "--program", "p.lua", "--value", "5", "--unit", "EUR-cent", "--to", holder,

@@ -22,7 +22,7 @@ def wallet(keyhost_bin, tmp_path):
 
     out = keyhost("token", "wallet", "init", "--json")
     assert out.returncode == 0, out.stderr
-    holder = json.loads(out.stdout)["holder_public_key"]
+    holder = json.loads(out.stdout)["holder"]
     (tmp_path / "p.lua").write_text(PROGRAM)
     lines = []
     for value in ("7", "8", "9"):

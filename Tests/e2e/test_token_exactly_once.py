@@ -41,7 +41,7 @@ class Wallet:
         out = self.keyhost("token", "wallet", "init", "--json")
         assert out.returncode == 0, out.stderr
         import json
-        self.holder = json.loads(out.stdout)["holder_public_key"]
+        self.holder = json.loads(out.stdout)["holder"]
         (tmp_path / "p.lua").write_text(PROGRAM)
 
     def keyhost(self, *args, env=None, wallet=True):

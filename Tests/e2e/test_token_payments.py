@@ -152,7 +152,7 @@ class World:
         path = str(self.dir / f"{name}.db")
         extra = ["--card", "--reader", "virtual", "--card-state", card, "--path", CARD_PATH] if card else []
         info = json.loads(self.ok("token", "wallet", "init", "--wallet", path, "--json", *extra).stdout)
-        return Wallet(self, path, info["holder_public_key"], card)
+        return Wallet(self, path, info["holder"], card)
 
     def issue(self, holder, value, issuer_env="ISSUER"):
         return self.ok("token", "issue", "--program", CASH, "--value", str(value), "--unit", UNIT, "--to", holder,

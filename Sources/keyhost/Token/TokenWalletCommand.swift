@@ -52,7 +52,7 @@ struct TokenWalletCommand: ParsableCommand {
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show the wallet's holder key, tokens by state and trusted issuers.")
         @OptionGroup var options: WalletOptions
-        @Flag(help: "Print JSON (holder_public_key, holder_kind, tokens, trusted_issuers).") var json = false
+        @Flag(help: "Print JSON (holder, holder_kind, tokens, trusted_issuers).") var json = false
 
         func run() throws {
             try Failure.exitOnError {
@@ -70,7 +70,7 @@ struct TokenWalletCommand: ParsableCommand {
         let trusted = try wallet.store.trustedIssuers().map { Hex.encode($0) }
         if json {
             var out: [String: Any] = [
-                "wallet": path, "holder_public_key": Hex.encode(holder.publicKey.compressed), "holder_kind": holder.kind,
+                "wallet": path, "holder": Hex.encode(holder.publicKey.compressed), "holder_kind": holder.kind,
                 "tokens": counts, "trusted_issuers": trusted,
             ]
             if case .card(_, let uid, let keyPath) = holder { out["card_key_uid"] = Hex.encode(uid); out["card_path"] = keyPath }
