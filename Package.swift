@@ -62,7 +62,9 @@ let package = Package(
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "COpenSSL"]),
+        // HTTP/1.1 over sockets, TLS through OpenSSL: for usage sources, the ledger client and whatever else speaks HTTP.
+        .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
@@ -117,7 +119,7 @@ let package = Package(
             name: "keyhost",
             dependencies: [
                 "LuaRuntime", "KeyhostBindings", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
-                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostTokens", "KeyhostFiles",
+                "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostHTTP", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -168,7 +170,7 @@ let package = Package(
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),
-        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostHTTP", "KeyhostCrypto", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

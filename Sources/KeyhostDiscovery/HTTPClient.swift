@@ -7,6 +7,7 @@ import Foundation
 import Dispatch
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostHTTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,22 +60,6 @@ struct HTTPRequest {
     var displayURL: String
     /// The address (or addresses) the request is about.
     var subject: String
-}
-
-struct HTTPResponse {
-    var status: Int
-    var headers: [String: String]
-    var body: Data
-
-    func header(_ name: String) -> String? {
-        headers.first { sameHeaderName($0.key, name) }?.value
-    }
-
-    /// The start of the body, for error messages.
-    var snippet: String {
-        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingWhitespaceAndNewlines()
-        return body.count > 200 ? text + "…" : text
-    }
 }
 
 /// A parser's way to ask for another attempt (a rate limit reported inside a 200 answer).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyhostCrypto
 @testable import KeyhostDiscovery
+@testable import KeyhostHTTP
 
 /// The helpers that replaced Foundation proper in discovery (which keyhost no longer links), against Foundation itself.
 @Suite("Discovery without Foundation")

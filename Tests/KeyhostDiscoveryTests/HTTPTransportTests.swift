@@ -2,6 +2,7 @@ import Foundation
 import KeyhostTestSupport
 import Testing
 @testable import KeyhostDiscovery
+@testable import KeyhostHTTP
 
 /// Fetches `url` through an HTTPClient and returns the response (no retries).
 private func get(_ url: String, options: HTTPOptions = HTTPOptions(timeout: 5, maxRetries: 0)) throws -> HTTPResponse {

@@ -4,7 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import KeyhostDiscovery
+import KeyhostHTTP
 import KeyhostLedger
 import KeyhostRecord
 

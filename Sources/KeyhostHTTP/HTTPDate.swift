@@ -5,14 +5,14 @@ import Darwin
 #endif
 
 /// HTTP dates (RFC 9110 §5.6.7) as Unix seconds, for Retry-After; Foundation's DateFormatter would bring ICU.
-enum HTTPDate {
+public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), then the obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
     /// and asctime (`Sun Nov  6 08:49:37 1994`) forms; nil for anything else.
-    static func parse(_ text: String, now: Int64 = Int64(time(nil))) -> Int64? {
+    public static func parse(_ text: String, now: Int64 = Int64(time(nil))) -> Int64? {
         let words = text.split(separator: " ").map { $0.lowercased() }
         if words.count == 6, words[0].hasSuffix(","), days.contains(String(words[0].dropLast())), words[5] == "gmt",
            let day = number(words[1], digits: 2...2), let month = months.firstIndex(of: words[2]),

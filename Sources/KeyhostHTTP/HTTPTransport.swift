@@ -11,12 +11,12 @@ import Glibc
 
 /// A failure below HTTP: name lookup, connecting, TLS, reading a malformed or oversized answer.
 /// `message` is what error messages show after the URL.
-struct HTTPTransportError: Error, CustomStringConvertible {
-    enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, badResponse, tooLarge, other }
-    var kind: Kind
-    var message: String
+public struct HTTPTransportError: Error, CustomStringConvertible {
+    public enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, badResponse, tooLarge, other }
+    public var kind: Kind
+    public var message: String
     init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
-    var description: String { message }
+    public var description: String { message }
 
     static let timedOut = HTTPTransportError(.timedOut, "timed out")
 
@@ -39,7 +39,8 @@ func monotonicNow() -> UInt64 {
 }
 
 /// Whether two header field names are the same (names are ASCII tokens, compared without case).
-func sameHeaderName(_ a: String, _ b: String) -> Bool {
+/// Whether two header names are the same (HTTP compares them without case).
+public func sameHeaderName(_ a: String, _ b: String) -> Bool {
     a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
 }
 
@@ -65,9 +66,9 @@ func isIPAddress(_ host: String) -> Bool {
 /// A small blocking HTTP/1.1 client over POSIX sockets, with TLS through OpenSSL for https: one request per
 /// connection (`Connection: close`), Content-Length, chunked or until-EOF bodies, one deadline for the whole
 /// exchange. It replaces URLSession so that the binary does not load libcurl and its dependencies at start-up.
-enum HTTPTransport {
+public enum HTTPTransport {
     /// Largest body accepted; the services answer in kilobytes.
-    static let maxBodySize = 32 << 20
+    public static let maxBodySize = 32 << 20
     /// Longest status line, header line or chunk-size line accepted.
     static let maxLineLength = 64 << 10
     /// Most header lines accepted.
@@ -104,7 +105,7 @@ enum HTTPTransport {
     }
 
     /// Sends one request and reads the whole answer, within `timeout` seconds overall.
-    static func send(url: URL, method: String, headers: [(String, String)], body: Data?, timeout: Double,
+    public static func send(url: URL, method: String, headers: [(String, String)], body: Data?, timeout: Double,
                      tls: () throws -> TLSContext) throws -> HTTPResponse {
         let target = try target(of: url)
         let deadline = monotonicNow() + UInt64(max(0, timeout) * 1_000_000_000)

@@ -5,10 +5,10 @@ import Glibc
 
 /// A client-side TLS configuration: OpenSSL's SSL_CTX with the system's trust store (plus an optional extra CA
 /// file) and peer verification on. One per HTTPClient, shared by its threads (SSL_CTX is thread-safe for SSL_new).
-final class TLSContext: @unchecked Sendable {
+public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
 
-    init(caFile: String?) throws {
+    public init(caFile: String?) throws {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw HTTPTransportError(.tls, "TLS setup failed: \(TLSContext.drainErrors())")
         }
