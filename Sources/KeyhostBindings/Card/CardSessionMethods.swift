@@ -79,7 +79,11 @@ extension CardSessionObject {
             return 0
         },
         "unpair_others": method("UNPAIR") { object, card, ctx in
-            let freed = try object.session.unpairOthers(card)
+            // Finding the slots in use resets the secure channel: the PIN is verified again, from `pin`, else KEYHOST_PIN or a prompt.
+            let opts = try Options(ctx, 2, allowed: ["pin"])
+            var pin = try opts.bytes("pin")
+            defer { if pin != nil { zero(&pin!) } }
+            let freed = try object.session.unpairOthers(card, occupied: nil, pin: pin)
             return try ctx.return(.table(LuaTable(array: freed.map { .integer(Int64($0)) })))
         },
         "factory_reset": method("FACTORY RESET") { object, card, ctx in

@@ -127,15 +127,14 @@ extension CardConnection {
     /// UNPAIR (3.x, PIN verified): `index`, or with `others` every slot but this host's, or else this host's own
     /// pairing. The stored pairing is forgotten when its slot is freed. `{unpaired, forgot_stored_pairing}`.
     /// With `others`, `occupied` are the slots in use before the channel was opened (`occupiedPairingSlots`): only those are
-    /// freed and reported, since UNPAIR of a free slot succeeds as well.
+    /// freed and reported, by the rule Lua's `s:unpair_others` follows too (`CardSession.unpairOthers`).
     public func unpair(index: Int?, others: Bool, occupied: [Int] = []) throws -> Record {
         try requireV1("unpair")
         return try CardServiceError.mappingForCommandLine("UNPAIR") {
             guard let own = card.pairing else { throw KeycardError.notPaired }
             var freed: [Int]
             if others {
-                freed = occupied.filter { $0 != Int(own.index) }
-                for slot in freed { try card.unpair(index: UInt8(slot)) }
+                freed = try session.unpairOthers(card, occupied: occupied, pin: nil)
             } else {
                 let slot = index ?? Int(own.index)
                 guard let byte = UInt8(exactly: slot) else { throw KeycardError.invalidArgument("pairing index \(slot) is not 0...255") }

@@ -131,13 +131,10 @@ public final class CardConnection {
     /// Lets a command that frees slots (`unpair --others`) in through the card's temporary slot when all are taken.
     public func allowTemporaryPairing() { session.ephemeralFallback = true }
 
-    /// The 3.x card's pairing slots in use; call before `open` (see `KeycardCommandSet.occupiedPairingSlots`).
+    /// The 3.x card's pairing slots in use; call before `open`, whose channel the probes would reset (see
+    /// `CardSession.occupiedPairingSlots`).
     public func occupiedPairingSlots() throws -> [Int] {
-        try CardServiceError.mappingForCommandLine("OPEN SECURE CHANNEL") {
-            let slots = try card.occupiedPairingSlots()
-            try session.select(card)
-            return slots
-        }
+        try CardServiceError.mappingForCommandLine("OPEN SECURE CHANNEL") { try session.occupiedPairingSlots(card) }
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
