@@ -13,8 +13,11 @@ public struct CardServiceError: Error, CustomStringConvertible {
     public let kind: String
     /// The message without the status word suffix.
     public let text: String
+    /// The card's status word, when the card answered one.
     public let statusWord: StatusWord?
+    /// PIN or PUK tries left (`wrong_pin`, `wrong_puk`, the blocked kinds).
     public let retriesLeft: Int?
+    /// The command that failed (`VERIFY PIN`), or the one being done when the error does not say.
     public let command: String?
     /// For `untrusted_card` from an unknown CA: that CA's public key (compressed), so the hint can name it.
     public let caKey: [UInt8]?

@@ -30,6 +30,7 @@ public final class PairingStore {
         case memory
     }
 
+    /// Where this store keeps its pairings.
     public let location: Location
     private var memory: [String: Entry] = [:]
 

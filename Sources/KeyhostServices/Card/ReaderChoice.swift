@@ -11,8 +11,10 @@ import KeyhostCrypto
 /// `reader = "virtual"`), for the messages. `wait`: with no reader named and no card anywhere, wait that many
 /// seconds for one. Errors are `CardSetupError`s of kind `no_reader`.
 public enum ReaderChoice {
+    /// The reader chosen and the source that connects to it (nil for the software card).
     public typealias Entry = (name: String, source: CardReaderSource?)
 
+    /// The reader `wanted` names, by the rule above.
     public static func choose(_ wanted: String?, sources: [CardReaderSource], virtualHint: String, wait: Double? = nil) throws -> Entry {
         let text = (wanted ?? "").trimmingWhitespace()
         if text.lowercased() == CardReaders.virtual { return (CardReaders.virtual, nil) }
