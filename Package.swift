@@ -109,16 +109,22 @@ let package = Package(
         .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "CKeyhostProcess"]),
         .target(name: "CKeyhostProcess"),
 
-        // Thin Lua modules over the domain modules.
+        // The card services both front ends share (keyhost's commands and the Lua binding): sessions, pairing and
+        // its store, secrets, reader choice, structured errors. Plain Swift values and `Record` results: no Lua here.
+        .target(name: "KeyhostServices", dependencies: [
+            "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "CKeyhostProcess",
+        ], swiftSettings: onlyImportedMembers),
+
+        // Thin Lua modules over the domain modules and the services.
         .target(name: "KeyhostBindings", dependencies: [
-            "LuaRuntime", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
+            "LuaRuntime", "KeyhostServices", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
             "KeyhostWorkerProcess", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 
         .executableTarget(
             name: "keyhost",
             dependencies: [
-                "LuaRuntime", "KeyhostBindings", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
+                "LuaRuntime", "KeyhostBindings", "KeyhostServices", "CEditLine", "CKeyhostLoader", "KeyhostCrypto",
                 "KeyhostPCSC", "KeyhostVPCD", "KeyhostCard", "KeyhostDiscovery", "KeyhostHTTP", "KeyhostTokens", "KeyhostFiles",
                 "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostWallet", "KeyhostLedger", "KeyhostLedgerCommand", "KeyhostRecord", "KeyhostEthereum",
                 "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -155,7 +161,7 @@ let package = Package(
             "keyhost", "KeyhostTestSupport", "KeyhostPlayer", "KeyhostWorkerProcess", "KeyhostTokens", "KeyhostCrypto",
         ]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
-        .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
+        .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostServices", "KeyhostRecord", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),

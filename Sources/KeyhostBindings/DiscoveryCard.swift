@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery
+import KeyhostServices
 
 /// Exports account keys from a Keycard for discovery: ONE EXPORT KEY (extended public) per account key path.
 ///
@@ -57,17 +58,6 @@ final class CardAccountExporter {
         let identity = uid.isEmpty ? "unknown" : Hex.encode(uid)
         return CardKeySource(identity: identity, label: label + (uid.isEmpty ? "" : ", key \(Hex.encode(uid.prefix(4)))…"),
                              export: { [self] path in try self.export(path) })
-    }
-}
-
-/// Counts the APDUs that pass (for reports and the benchmark).
-final class CountingChannel: CardChannel {
-    let underlying: CardChannel
-    private(set) var count = 0
-    init(_ underlying: CardChannel) { self.underlying = underlying }
-    func transmit(_ apdu: CommandAPDU) throws -> ResponseAPDU {
-        count += 1
-        return try underlying.transmit(apdu)
     }
 }
 

@@ -1,3 +1,4 @@
+import KeyhostServices
 import LuaRuntime
 
 /// Registers keyhost's native Lua modules (`keyhost.*`) in a state.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CKeyhostProcess
-import KeyhostBindings
 
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,8 @@ import Testing
 import KeyhostCard
 import KeyhostCrypto
 import LuaRuntime
-@testable import KeyhostBindings
+import KeyhostBindings
+@testable import KeyhostServices
 
 /// The pairing store's file handling and the APDU trace's redaction, below the Lua layer.
 @Suite struct PairingStoreTests {
@@ -44,8 +45,8 @@ import LuaRuntime
         let path = folder + "/pairings.json"
         try "{ not json".write(toFile: path, atomically: true, encoding: .utf8)
         let store = PairingStore(.file(path))
-        #expect(throws: CardLuaError.self) { try store.lookup(uid: [1]) }
-        #expect(throws: CardLuaError.self) { try store.save(uid: [1], pairing: try Pairing(index: 0, key: [UInt8](repeating: 0, count: 32)), applet: nil) }
+        #expect(throws: CardServiceError.self) { try store.lookup(uid: [1]) }
+        #expect(throws: CardServiceError.self) { try store.save(uid: [1], pairing: try Pairing(index: 0, key: [UInt8](repeating: 0, count: 32)), applet: nil) }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ not json")
     }
 
@@ -81,7 +82,7 @@ import LuaRuntime
         do {
             _ = try input.resolve(nil)
             Issue.record("expected an error")
-        } catch let error as CardLuaError {
+        } catch let error as CardServiceError {
             #expect(error.kind == "no_secret")
             #expect(error.description == "no PIN given: pass pin = ..., set KEYHOST_TEST_SECRET, or run keyhost on a terminal to be asked")
         }
@@ -147,14 +148,14 @@ import LuaRuntime
 
 @Suite struct CardErrorTests {
     @Test func structuredFields() {
-        let error = CardLuaError.from(keycard: .wrongPIN(triesLeft: 2), command: nil)
+        let error = CardServiceError.from(keycard: .wrongPIN(triesLeft: 2), command: nil)
         #expect(error.description == "wrong PIN: 2 tries left (SW 63C2 from VERIFY PIN)")
         #expect(error.luaErrorFields["kind"] == .text("wrong_pin"))
         #expect(error.luaErrorFields["sw"] == .integer(0x63C2))
         #expect(error.luaErrorFields["retries_left"] == .integer(2))
         #expect(error.luaErrorFields["command"] == .text("VERIFY PIN"))
-        #expect(CardLuaError.from(keycard: .noFreePairingSlot, command: nil).kind == "no_free_slot")
-        #expect(CardLuaError.from(keycard: .status(StatusWord(0x6F00), .sign), command: nil).description
+        #expect(CardServiceError.from(keycard: .noFreePairingSlot, command: nil).kind == "no_free_slot")
+        #expect(CardServiceError.from(keycard: .status(StatusWord(0x6F00), .sign), command: nil).description
                 == "the card answered no precise diagnosis (SW 6F00 from SIGN)")
     }
 }
@@ -162,13 +163,13 @@ import LuaRuntime
 /// 6985 means different things per command; SELECT's must not be explained as a missing PIN.
 @Suite struct CardErrorWordingTests {
     @Test func selectWithoutIdentityCertificate() {
-        let text = String(describing: CardLuaError.from(KeycardError.conditionsNotSatisfied(.select), command: "SELECT"))
+        let text = String(describing: CardServiceError.from(KeycardError.conditionsNotSatisfied(.select), command: "SELECT"))
         #expect(text.contains("holds no identity certificate"))
         #expect(!text.contains("PIN"))
     }
 
     @Test func missingFormsAreNamed() {
-        let text = String(describing: CardLuaError.from(
+        let text = String(describing: CardServiceError.from(
             KeycardError.unsupportedForm(.sign, what: "Schnorr (BIP340) signing; it signs with ECDSA only", applet: "3.2"), command: "SIGN"))
         #expect(text.contains("SIGN on applet 3.2 does not take Schnorr"))
         #expect(!text.contains("is not offered"))
@@ -184,12 +185,12 @@ import LuaRuntime
     }
 
     @Test func numbersCountFromZeroOverRealReaders() throws {
-        let list = try CardModule.readerList([FakeReaders(names: ["Reader A 00 00", "Reader B 00 01"])])
+        let list = try CardReaders.readerList([FakeReaders(names: ["Reader A 00 00", "Reader B 00 01"])])
         #expect(list.map(\.name) == ["Reader A 00 00", "Reader B 00 01", "virtual"])
-        #expect(CardModule.reader(number: 0, in: list)?.name == "Reader A 00 00")
-        #expect(CardModule.reader(number: 1, in: list)?.name == "Reader B 00 01")
-        #expect(CardModule.reader(number: 2, in: list) == nil) // the virtual reader has no number
-        #expect(CardModule.reader(number: -1, in: list) == nil)
-        #expect(CardModule.noReaderNumber(2, in: list).contains("numbered from 0 as 'keyhost card list' prints them: 0: \"Reader A 00 00\", 1: \"Reader B 00 01\""))
+        #expect(CardReaders.reader(number: 0, in: list)?.name == "Reader A 00 00")
+        #expect(CardReaders.reader(number: 1, in: list)?.name == "Reader B 00 01")
+        #expect(CardReaders.reader(number: 2, in: list) == nil) // the virtual reader has no number
+        #expect(CardReaders.reader(number: -1, in: list) == nil)
+        #expect(CardReaders.noReaderNumber(2, in: list).contains("numbered from 0 as 'keyhost card list' prints them: 0: \"Reader A 00 00\", 1: \"Reader B 00 01\""))
     }
 }

@@ -165,4 +165,27 @@ import Testing
         #expect(try Self.json(cleared.stdout)["unpaired"] as? [Int] == Array(0...9))
         #expect(try bench.json(["info"])["free_pairing_slots"] as? Int == 10)
     }
+
+    /// Lua's `s:unpair_others` and `keyhost card unpair --others` follow one rule (CardSession.unpairOthers): only the
+    /// slots in use are freed and reported, not every index the card has. Lua's session is open already, so after finding
+    /// the slots it verifies the PIN again (here from KEYHOST_PIN).
+    @Test func luaUnpairOthersReportsOnlyTheSlotsInUse() throws {
+        let bench = try Bench()
+        defer { try? FileManager.default.removeItem(at: bench.dir) }
+        #expect(try bench.card(["init", "--applet", "3.2"]).status == 0)
+        var second = bench
+        second.env["XDG_STATE_HOME"] = bench.dir.appendingPathComponent("host2").path
+        #expect(try second.card(["status"]).status == 0)
+        // This host's stored pairing (slot 0) opens Lua's session; slot 1 is the second host's, slots 2…9 are free.
+        let run = try Keyhost.run(["run", "-"], stdin: """
+            local s <close> = require("keyhost.card").open { reader = "virtual", state = "\(bench.state)" }
+            local r = s:auto {}
+            local freed = s:unpair_others()
+            print(r.pairing_index, table.concat(freed, ","), s:select().free_pairing_slots)
+            """, environment: bench.env)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "0\t1\t9\n", "\(run.stdout)")
+        #expect(!run.stdout.contains(CardCommandTests.pin) && !run.stderr.contains(CardCommandTests.pin))
+        #expect(try bench.json(["unpair", "--others"])["unpaired"] as? [Int] == [])
+    }
 }

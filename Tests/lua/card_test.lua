@@ -358,7 +358,7 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   -- the same session reuses its stored pairing, then frees the others
   r = s:auto { pin = PIN }
   t.eq(r.new_pairing, false)
-  t.eq(s:unpair_others(), { 0, 1 })
+  t.eq(s:unpair_others { pin = PIN }, { 0, 1 })
   t.eq(s:select().free_pairing_slots, 2)
   -- a client without a stored pairing on a full card gets an ephemeral one, enough to free slots
   s:pair { pairing_password = PASSWORD, store = false }
@@ -370,7 +370,7 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   s:select()
   s:open_secure_channel { index = ep.index, key = ep.key }
   s:verify_pin(PIN)
-  t.eq(#s:unpair_others(), 3)
+  t.eq(#s:unpair_others { pin = PIN }, 3)
   t.eq(s:select().free_pairing_slots, 3)
   -- a pairing given explicitly opens the channel
   local p = s:pair { pairing_password = PASSWORD, store = false }
@@ -382,6 +382,34 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   s:verify_pin(PIN)
   s:unpair(p.index)
   t.eq(s:select().free_pairing_slots, 3)
+end)
+
+t.test("unpair_others frees and reports only the slots in use, as keyhost card unpair --others", function()
+  local s <close> = card.open { reader = "virtual", applet = "3.2", pairing_slots = 6 }
+  s:select()
+  s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+  local p0 = s:pair { pairing_password = PASSWORD, store = false }
+  local p1 = s:pair { pairing_password = PASSWORD, store = false }
+  local p2 = s:pair { pairing_password = PASSWORD, store = false }
+  local own = s:auto { pin = PIN, pairing_password = PASSWORD }
+  t.eq({ p0.index, p1.index, p2.index, own.pairing_index }, { 0, 1, 2, 3 })
+  -- slot 1 freed: slots 1, 4 and 5 are free, and UNPAIR of a free slot succeeds too; none of them is reported
+  s:unpair(p1.index)
+  t.eq(s:unpair_others { pin = PIN }, { 0, 2 })
+  t.eq(s:select().free_pairing_slots, 5)
+  -- finding the slots reset the channel: it was opened again with this session's pairing and the PIN verified again
+  s:auto { pin = PIN }
+  t.eq(s:unpair_others { pin = PIN }, {})
+  -- the PIN must have been verified in this session first, and a wrong PIN given again is the card's wrong_pin
+  s:select()
+  s:open_secure_channel()
+  local err = card_error(function() s:unpair_others { pin = PIN } end)
+  t.eq(err.kind, "conditions_not_satisfied")
+  s:verify_pin(PIN)
+  err = card_error(function() s:unpair_others { pin = "000000" } end)
+  t.eq(err.kind, "wrong_pin")
+  s:auto { pin = PIN }
+  t.raises(function() s:unpair_others { pine = PIN } end, "unknown option 'pine'")
 end)
 
 t.test("auto with a pairing store file: 0600, no PIN, reused, re-paired once when rejected", function()

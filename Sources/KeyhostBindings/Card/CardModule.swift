@@ -1,4 +1,4 @@
-// URL and ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
+// URL from FoundationEssentials: Foundation proper would link ICU into keyhost.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,13 +7,12 @@ import Foundation
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostFiles
+import KeyhostServices
 import LuaRuntime
 
 /// `keyhost.card`: Keycard sessions over the virtual card, PC/SC readers (through `CardReaderSource`s)
 /// or a replayed transcript.
 enum CardModule {
-    static let virtualReader = "virtual"
-
     static let openOptions = ["reader", "state", "applet", "seed", "pairing_slots", "wait", "trace", "record", "replay", "pairing_store",
                               "trusted_ca_keys"]
 
@@ -21,7 +20,7 @@ enum CardModule {
         state.registerModule("keyhost.card") { module in
             TLVFunctions.register(in: &module)  // tlv_parse, tlv_build, sw_name
             module.function("readers") { ctx in
-                let names = try cardCall(nil) { try readerList(sources).map(\.name) }
+                let names = try cardCall(nil) { try CardReaders.readerList(sources).map(\.name) }
                 return try ctx.return(.table(LuaTable(array: names.map { .text($0) })))
             }
             // The software card's certificate authority: trust it (trusted_ca_keys) to talk to a card
@@ -39,32 +38,6 @@ enum CardModule {
                 return 1
             }
         }
-    }
-
-    /// Every reader, real ones first (in source order), then `"virtual"`.
-    static func readerList(_ sources: [CardReaderSource]) throws -> [(name: String, source: CardReaderSource?)] {
-        var list: [(name: String, source: CardReaderSource?)] = []
-        for source in sources {
-            for name in try source.readerNames() where name != virtualReader { list.append((name, source)) }
-        }
-        list.append((virtualReader, nil))
-        return list
-    }
-
-    /// Reader number `number` as `keyhost card list` prints it: counted from 0 over the real (PC/SC)
-    /// readers, in their order; the virtual reader has no number. Every command and `card.open` use this.
-    static func reader(number: Int64, in list: [(name: String, source: CardReaderSource?)]) -> (name: String, source: CardReaderSource?)? {
-        let real = list.filter { $0.source != nil }
-        guard number >= 0, number < Int64(real.count) else { return nil }
-        return real[Int(number)]
-    }
-
-    /// The error for a reader number that does not exist, with the numbers that do.
-    static func noReaderNumber(_ number: Int64, in list: [(name: String, source: CardReaderSource?)]) -> String {
-        let real = list.filter { $0.source != nil }
-        let numbered = real.enumerated().map { "\($0.offset): \"\($0.element.name)\"" }.joined(separator: ", ")
-        return "no reader number \(number); readers are numbered from 0 as 'keyhost card list' prints them"
-            + (real.isEmpty ? ", and there is none (use \"virtual\" for the software card)" : ": \(numbered)")
     }
 
     static func open(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSessionObject {
@@ -88,7 +61,7 @@ enum CardModule {
                 }
                 text = decoded
             } catch let error as BoundedFile.ReadError {
-                throw CardLuaError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.problem)")
+                throw CardServiceError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.problem)")
             }
             base = try cardCall(nil) { try ReplayChannel(text: text) }
             readerName = "replay \(PathText.lastComponent(replayPath))"
@@ -168,8 +141,8 @@ enum CardModule {
             throw LuaArgumentError(1, "option 'pairing_store' must be a file path or false, got \(opts["pairing_store"].typeName)")
         }
 
-        return CardSessionObject(readerName: readerName, card: card, virtualCard: virtualCard, recorder: recorder,
-                                 recordPath: recordPath, tracer: tracer, store: store)
+        return CardSessionObject(session: CardSession(readerName: readerName, card: card, virtualCard: virtualCard, recorder: recorder,
+                                                      recordPath: recordPath, tracer: tracer, store: store))
     }
 
     /// `reader = "virtual" | name | index`; without it, the first reader with a card (`ReaderChoice`, as every command).
@@ -213,7 +186,7 @@ enum CardModule {
     /// nil: no trace; false: APDUs; true: APDUs and secure-channel plaintext. From `trace` or `KEYHOST_TRACE`.
     static func traceMode(_ opts: Options) throws -> Bool? {
         switch opts["trace"] {
-        case .boolean(true): return environmentTrace() ?? false
+        case .boolean(true): return CardTrace.fromEnvironment() ?? false
         case .boolean(false): return nil
         case .string:
             switch try opts.string("trace") {
@@ -222,17 +195,9 @@ enum CardModule {
             case let other: throw LuaArgumentError(1, "option 'trace' is \"\(other ?? "")\"; use true, \"apdu\" or \"plaintext\"")
             }
         case .nil:
-            return environmentTrace()
+            return CardTrace.fromEnvironment()
         default:
             throw LuaArgumentError(1, "option 'trace' must be a boolean, \"apdu\" or \"plaintext\", got \(opts["trace"].typeName)")
         }
-    }
-
-    /// `KEYHOST_TRACE=apdu` → false (APDUs), `apdu,plaintext` → true, otherwise nil.
-    static func environmentTrace() -> Bool? {
-        guard let value = ProcessInfo.processInfo.environment["KEYHOST_TRACE"] else { return nil }
-        let parts = Set(value.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
-        guard parts.contains("apdu") || parts.contains("plaintext") else { return nil }
-        return parts.contains("plaintext")
     }
 }

@@ -1,5 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostRecord
+import KeyhostServices
 import LuaRuntime
 
 extension CardSessionObject {
@@ -16,10 +18,10 @@ extension CardSessionObject {
     static let luaMethods: [String: LuaMethod<CardSessionObject>] = [
         // MARK: selection, set-up, pairing
         "select": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.select(card)))
+            try ctx.return(CardTables.info(try object.session.select(card)))
         },
         "info": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.info(card)))
+            try ctx.return(CardTables.info(try object.session.info(card)))
         },
         "init": method("INIT") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pin", "puk", "pairing_password", "pin_retries", "puk_retries", "duress_pin"])
@@ -27,7 +29,7 @@ extension CardSessionObject {
             var duress = try opts.bytes("duress_pin")
             defer { zero(&pin); zero(&puk); if duress != nil { zero(&duress!) } }
             try DuressPIN.check(pin: pin, puk: puk, duress: duress)
-            let info = try object.info(card)
+            let info = try object.session.info(card)
             var password: SecretBytes?
             if info.secureChannelVersion == .v1 {
                 guard let given = try opts.bytes("pairing_password") else {
@@ -37,8 +39,8 @@ extension CardSessionObject {
             }
             let pinRetries = try opts.integer("pin_retries").map { Int(clamping: $0) }
             let pukRetries = try opts.integer("puk_retries").map { Int(clamping: $0) }
-            try object.initialize(card, pin: SecretBytes(pin), puk: SecretBytes(puk), pairingPassword: password,
-                                  duress: duress.map { SecretBytes($0) }, pinRetries: pinRetries, pukRetries: pukRetries)
+            try object.session.initialize(card, pin: SecretBytes(pin), puk: SecretBytes(puk), pairingPassword: password,
+                                          duress: duress.map { SecretBytes($0) }, pinRetries: pinRetries, pukRetries: pukRetries)
             return 0
         },
         "pair": method("PAIR") { object, card, ctx in
@@ -47,11 +49,11 @@ extension CardSessionObject {
                 throw LuaArgumentError(2, "option 'password' is now 'pairing_password', as in s:init{} and s:auto{}")
             }
             // 4.x cards do not pair: refuse before anything is sent (a re-SELECT would drop the open secure channel).
-            let info = try object.info(card)
+            let info = try object.session.info(card)
             if info.secureChannelVersion == .v2 { throw KeycardError.unsupported(.pair, applet: "\(info.version)") }
             let password = try SecretInput.pairingPassword.resolve(try opts.bytes("pairing_password"))
             let mode: PairingMode = try opts.boolean("ephemeral") == true ? .ephemeral : .persistent
-            let pairing = try object.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
+            let pairing = try object.session.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
             return try ctx.return(.table(LuaTable(["index": .integer(Int64(pairing.index)), "key": .string(pairing.key.revealedBytes())])))
         },
         "open_secure_channel": method("OPEN SECURE CHANNEL") { object, card, ctx in
@@ -62,14 +64,14 @@ extension CardSessionObject {
                 }
                 card.pairing = try Pairing(index: UInt8(index), key: SecretBytes(key))
             }
-            try object.openSecureChannel(card)
+            try object.session.openSecureChannel(card)
             return 0
         },
         "auto": method(nil) { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pin", "pairing_password"])
             var pin = try opts.bytes("pin"), password = try opts.bytes("pairing_password")
             defer { if pin != nil { zero(&pin!) }; if password != nil { zero(&password!) } }
-            return try ctx.return(.table(try object.auto(card, pin: pin, password: password)))
+            return try ctx.return(LuaValue(record: try object.session.auto(card, pin: pin, password: password)))
         },
         "unpair": method("UNPAIR") { _, card, ctx in
             let index = try integerArgument(ctx, 2, "pairing index", in: 0...255)
@@ -77,11 +79,15 @@ extension CardSessionObject {
             return 0
         },
         "unpair_others": method("UNPAIR") { object, card, ctx in
-            let freed = try object.unpairOthers(card)
+            // Finding the slots in use resets the secure channel: the PIN is verified again, from `pin`, else KEYHOST_PIN or a prompt.
+            let opts = try Options(ctx, 2, allowed: ["pin"])
+            var pin = try opts.bytes("pin")
+            defer { if pin != nil { zero(&pin!) } }
+            let freed = try object.session.unpairOthers(card, occupied: nil, pin: pin)
             return try ctx.return(.table(LuaTable(array: freed.map { .integer(Int64($0)) })))
         },
         "factory_reset": method("FACTORY RESET") { object, card, ctx in
-            try object.factoryReset(card)
+            try object.session.factoryReset(card)
             return 0
         },
 
@@ -89,7 +95,7 @@ extension CardSessionObject {
         "verify_pin": method("VERIFY PIN") { object, card, ctx in
             var given = try ctx.optionalBytes(2)
             defer { if given != nil { zero(&given!) } }
-            try object.verifyPIN(card, try SecretInput.pin.resolve(given))
+            try object.session.verifyPIN(card, try SecretInput.pin.resolve(given))
             return 0
         },
         "change_pin": method("CHANGE PIN") { _, card, ctx in
@@ -114,7 +120,7 @@ extension CardSessionObject {
             var puk = try ctx.bytes(2), pin = try ctx.bytes(3)
             defer { zero(&puk); zero(&pin) }
             try card.unblockPIN(puk: SecretBytes(puk).text, newPIN: SecretBytes(pin).text)
-            object.setPINVerified(true)
+            object.session.setPINVerified(true)
             return 0
         },
         "status": method("GET STATUS") { _, card, ctx in
@@ -234,7 +240,7 @@ extension CardSessionObject {
             if let path { table["path"] = .text(path.description) }
             if wantsXpub, option == .extendedPublic, let key = exported.resolvedPublicKey, let chainCode = exported.chainCode,
                let path, path.source == .master {
-                table["xpub"] = .text(try CardTables.extendedPublicKey(card, path: path, key: key, chainCode: chainCode, family: family))
+                table["xpub"] = .text(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
             }
             return try ctx.return(.table(table))
         },
@@ -308,24 +314,24 @@ extension CardSessionObject {
                     throw KeycardError.secureChannelNotOpen(KeycardInstruction(rawValue: command.ins))
                 }
                 response = try sc.unwrap(try card.channel.transmit(try sc.wrap(command)), for: command)
-                object.tracer?.plaintext(command: command, response: response)
+                object.session.tracer?.plaintext(command: command, response: response)
             } else {
                 response = try card.channel.transmit(command)
             }
             if let expected, !expected.contains(response.statusWord) {
                 let ins = KeycardInstruction(rawValue: command.ins)
-                let mapped = KeycardError.from(response.statusWord, instruction: ins).map { CardLuaError.from(keycard: $0, command: "\(ins)") }
-                let wanted = expected.map { CardLuaError.hex($0) }.joined(separator: " or ")
-                throw CardLuaError(kind: mapped?.kind ?? "unknown",
-                                   "\(mapped?.text ?? "unexpected status") (expected \(wanted)): \(response.statusWord.name ?? "no ISO 7816 name")",
-                                   statusWord: response.statusWord, retriesLeft: mapped?.retriesLeft, command: "\(ins)")
+                let mapped = KeycardError.from(response.statusWord, instruction: ins).map { CardServiceError.from(keycard: $0, command: "\(ins)") }
+                let wanted = expected.map { CardServiceError.hex($0) }.joined(separator: " or ")
+                throw CardServiceError(kind: mapped?.kind ?? "unknown",
+                                       "\(mapped?.text ?? "unexpected status") (expected \(wanted)): \(response.statusWord.name ?? "no ISO 7816 name")",
+                                       statusWord: response.statusWord, retriesLeft: mapped?.retriesLeft, command: "\(ins)")
             }
             ctx.push(bytes: response.data)
             ctx.push(Int64(response.statusWord.rawValue))
             return 2
         },
         "inject_fault": method(nil) { object, card, ctx in
-            guard let virtual = object.virtualCard else {
+            guard let virtual = object.session.virtualCard else {
                 throw BindingError("inject_fault works on virtual cards only (reader = \"virtual\")")
             }
             let opts = try Options(ctx, 2, allowed: ["sw", "drop", "count"])
@@ -398,28 +404,5 @@ enum CardTables {
         case .table(let list): return try list.array.map(word)
         case let value: return [try word(value)]
         }
-    }
-
-    /// BIP32 serialization of an exported extended public key. The parent fingerprint needs the parent's
-    /// public key, exported from the card as well (one more EXPORT KEY).
-    static func extendedPublicKey(_ card: KeycardCommandSet, path: KeyPath, key: PublicKey, chainCode: [UInt8],
-                                  family: ExtendedKeyVersion) throws -> String {
-        var parentFingerprint: UInt32 = 0
-        var childNumber: UInt32 = 0
-        if let last = path.components.last {
-            childNumber = last
-            let parent = try KeyPath(source: .master, components: Array(path.components.dropLast()))
-            guard let parentKey = try card.exportKey(.publicOnly, path: parent).resolvedPublicKey else {
-                throw KeycardError.invalidResponse(.exportKey, "no public key for the parent of \(path)")
-            }
-            parentFingerprint = Hash.hash160(parentKey.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
-        }
-        var data = bigEndianBytes(family.publicVersion)
-        data.append(UInt8(path.components.count))
-        data += bigEndianBytes(parentFingerprint)
-        data += bigEndianBytes(childNumber)
-        data += chainCode
-        data += key.compressed
-        return Base58.encodeCheck(data)
     }
 }

@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import KeyhostWallet
+import KeyhostServices
 import LuaRuntime
 import KeyhostWorkerProcess
 #if canImport(Glibc)

@@ -1,10 +1,11 @@
 import ArgumentParser
-import KeyhostBindings
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostRecord
+import KeyhostServices
 
 #if canImport(Glibc)
 import Glibc
-import KeyhostCard
-import KeyhostCrypto
 #endif
 
 struct CardFactoryReset: ParsableCommand {

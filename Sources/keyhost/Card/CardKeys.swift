@@ -1,7 +1,8 @@
 import ArgumentParser
-import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostRecord
+import KeyhostServices
 
 struct CardLoadSeed: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,12 +5,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostRecord
+import KeyhostServices
 
 /// `--reader`, `--card-state`, `--applet`: which card a `keyhost card …` command talks to. Every command opens it
-/// through `CardConnection`, the session logic the Lua binding uses (stored pairings, secrets, errors).
+/// through `CardConnection`, the card services the Lua binding uses too (stored pairings, secrets, errors).
 struct CardSessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The reader: its name (or a unique part of it), its number in 'keyhost card list', or 'virtual' for the software card. Default: the first reader with a card.", valueName: "reader"))
     var reader: String?
@@ -70,8 +71,8 @@ func secretsHelp(_ variables: [String], extra: String = "") -> String {
 /// Runs one card command: connect, do `body`, print its result (JSON with `--json`, else `human`), close the card.
 /// Errors go through `Failure.exitOnError` (structured kinds with `--json`).
 func runCardCommand(_ options: CardSessionOptions, json: Bool, access: CardAccess, requirement: CardRequirement,
-                    creates: Bool = false, human: @escaping (CardResult) -> [String],
-                    _ body: (CardConnection) throws -> CardResult) throws {
+                    creates: Bool = false, human: @escaping (Record) -> [String],
+                    _ body: (CardConnection) throws -> Record) throws {
     try Failure.exitOnError {
         let connection = try options.connect(access: access, requirement: requirement, creates: creates)
         defer { connection.close() }
@@ -85,29 +86,37 @@ func runCardCommand(_ options: CardSessionOptions, json: Bool, access: CardAcces
 }
 
 /// The result as a JSON object: names as they are (snake_case), bytes as lowercase hex, absent values null.
-func jsonObject(_ result: CardResult) -> [String: Any] {
-    result.fields.reduce(into: [String: Any]()) { object, field in
-        switch field.value {
-        case .null: object[field.name] = JSONNull()
-        case .bool(let value): object[field.name] = value
-        case .integer(let value): object[field.name] = value
-        case .text(let value): object[field.name] = value
-        case .bytes(let value): object[field.name] = Hex.encode(value)
-        case .integers(let value): object[field.name] = value
-        }
+func jsonObject(_ result: Record) -> [String: Any] {
+    guard case .object(let fields) = result else { return [:] }
+    return fields.reduce(into: [String: Any]()) { object, field in object[field.0] = jsonValue(field.1) }
+}
+
+/// One result value as `printJSON` takes it.
+private func jsonValue(_ value: Record) -> Any {
+    switch value {
+    case .null: return JSONNull()
+    case .bool(let value): return value
+    case .integer(let value): return Int(value)
+    case .number(let value): return value
+    case .string(let value): return value
+    case .bytes(let value): return Hex.encode(value)
+    case .array(let items): return items.map(jsonValue)
+    case .object: return jsonObject(value)
     }
 }
 
-extension CardResult {
-    /// A field as text for the human output: bytes in hex, absent values as "none".
+extension Record {
+    /// A field as text for the human output: bytes in hex, absent values as "none", lists joined by ", ".
     func text(_ name: String) -> String {
         switch self[name] {
         case nil, .null?: return "none"
         case .bool(let value)?: return value ? "yes" : "no"
         case .integer(let value)?: return "\(value)"
-        case .text(let value)?: return value
+        case .number(let value)?: return "\(value)"
+        case .string(let value)?: return value
         case .bytes(let value)?: return Hex.encode(value)
-        case .integers(let value)?: return value.map(String.init).joined(separator: ", ")
+        case .array(let items)?: return items.map { Record.object([("item", $0)]).text("item") }.joined(separator: ", ")
+        case .object?: return "…"
         }
     }
 }

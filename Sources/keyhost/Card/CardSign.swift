@@ -1,6 +1,7 @@
 import ArgumentParser
-import KeyhostBindings
 import KeyhostCrypto
+import KeyhostRecord
+import KeyhostServices
 
 struct CardSign: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
-import KeyhostBindings
+import KeyhostRecord
+import KeyhostServices
 
 struct CardStatus: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,5 @@
 import KeyhostRecord
 import ArgumentParser
-import KeyhostBindings
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostEthereum

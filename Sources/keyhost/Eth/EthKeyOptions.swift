@@ -5,7 +5,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import KeyhostBindings
+import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
 

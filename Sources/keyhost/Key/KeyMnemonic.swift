@@ -1,5 +1,4 @@
 import ArgumentParser
-import KeyhostBindings
 import KeyhostCrypto
 import KeyhostFiles
 

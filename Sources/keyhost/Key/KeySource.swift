@@ -1,4 +1,4 @@
-import KeyhostBindings
+import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
 

@@ -1,4 +1,4 @@
-import KeyhostBindings
+import KeyhostServices
 import KeyhostCrypto
 
 #if canImport(Glibc)

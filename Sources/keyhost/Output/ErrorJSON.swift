@@ -2,6 +2,7 @@ import KeyhostBindings
 import KeyhostLedger
 import KeyhostPCSC
 import KeyhostRecord
+import KeyhostServices
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
@@ -28,6 +29,11 @@ enum ErrorJSON {
         case let error as TokenError:
             fields.append(("kind", .string(error.kind)))
         case let error as WalletError:
+            fields.append(("kind", .string(error.kind)))
+        // Card failures: the service's fields, as Lua's error tables carry them.
+        case let error as CardServiceError:
+            fields += error.fields
+        case let error as CardSetupError:
             fields.append(("kind", .string(error.kind)))
         case let error as LuaErrorConvertible:
             if case .object(let extra)? = Record(lua: .table(error.luaErrorFields)) {

@@ -3,6 +3,7 @@ import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 /// `keyhost psbt inspect FILE`.
 struct PSBTInspect: ParsableCommand {

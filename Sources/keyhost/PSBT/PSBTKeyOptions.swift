@@ -1,5 +1,5 @@
 import ArgumentParser
-import KeyhostBindings
+import KeyhostServices
 import KeyhostBitcoin
 import KeyhostBitcoinCard
 import KeyhostCrypto

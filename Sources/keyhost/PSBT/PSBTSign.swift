@@ -2,6 +2,7 @@ import ArgumentParser
 import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostRecord
+import KeyhostServices
 
 /// `keyhost psbt sign FILE`.
 struct PSBTSign: ParsableCommand {

@@ -1,4 +1,4 @@
-import KeyhostBindings
+import KeyhostServices
 import KeyhostWallet
 
 /// The wallet's holder key for one command: the key in the wallet file, or the card it is bound

@@ -1,6 +1,5 @@
 import ArgumentParser
 import KeyhostRecord
-import KeyhostBindings
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens

@@ -1,5 +1,5 @@
 import ArgumentParser
-import KeyhostBindings
+import KeyhostServices
 import KeyhostCrypto
 import KeyhostWallet
 

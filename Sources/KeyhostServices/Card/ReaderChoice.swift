@@ -11,17 +11,19 @@ import KeyhostCrypto
 /// `reader = "virtual"`), for the messages. `wait`: with no reader named and no card anywhere, wait that many
 /// seconds for one. Errors are `CardSetupError`s of kind `no_reader`.
 public enum ReaderChoice {
+    /// The reader chosen and the source that connects to it (nil for the software card).
     public typealias Entry = (name: String, source: CardReaderSource?)
 
+    /// The reader `wanted` names, by the rule above.
     public static func choose(_ wanted: String?, sources: [CardReaderSource], virtualHint: String, wait: Double? = nil) throws -> Entry {
         let text = (wanted ?? "").trimmingWhitespace()
-        if text.lowercased() == CardModule.virtualReader { return (CardModule.virtualReader, nil) }
+        if text.lowercased() == CardReaders.virtual { return (CardReaders.virtual, nil) }
 
         var readers: [(state: CardReaderState, source: CardReaderSource)] = []
         var problems: [String] = []
         for source in sources {
             do {
-                readers += try source.readerStates().filter { $0.name != CardModule.virtualReader }.map { (state: $0, source: source) }
+                readers += try source.readerStates().filter { $0.name != CardReaders.virtual }.map { (state: $0, source: source) }
             } catch {
                 problems.append("\(error)")
             }
@@ -47,7 +49,7 @@ public enum ReaderChoice {
         }
         if let number = Int64(text) {
             guard number >= 0, number < Int64(readers.count) else {
-                throw CardSetupError(CardModule.noReaderNumber(number, in: readers.map { (name: $0.state.name, source: Optional($0.source)) }), kind: "no_reader")
+                throw CardSetupError(CardReaders.noReaderNumber(number, in: readers.map { (name: $0.state.name, source: Optional($0.source)) }), kind: "no_reader")
             }
             let entry = readers[Int(number)]
             return (entry.state.name, entry.source)

@@ -8,9 +8,10 @@ import Glibc
 /// A crash for the test of crash output, in debug builds only: with `KEYHOST_FAILPOINT=NAME` keyhost traps
 /// where NAME is hit, with the secret in memory and a register pointing at it, as a bug there would.
 /// The test then checks that standard error holds none of it. Release builds compile `trap` to nothing.
-enum CrashFailpoint {
+public enum CrashFailpoint {
+    /// Traps when `KEYHOST_FAILPOINT` names `name` (debug builds), holding `secret`.
     @inline(__always)
-    static func trap(_ name: String, holding secret: SecretBytes) {
+    public static func trap(_ name: String, holding secret: SecretBytes) {
         #if DEBUG
         guard let armed = getenv("KEYHOST_FAILPOINT"), String(cString: armed) == name else { return }
         secret.withUnsafeBytes { khp_failpoint_trap($0.baseAddress) }

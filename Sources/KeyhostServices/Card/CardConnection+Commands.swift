@@ -1,18 +1,19 @@
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostRecord
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The everyday card commands of `keyhost card …`, over the session logic the Lua binding uses (`s:auto`, `s:init`,
+/// The everyday card commands of `keyhost card …`, over the session logic Lua's sessions use too (`s:auto`, `s:init`,
 /// `s:pair`, the pairing store). Secrets are resolved here (`CardSecret`), never taken from the caller as text;
-/// results carry the Lua result tables' names; errors are `CardLuaError`s worded for the command line.
+/// results are `Record` objects under the Lua result tables' names; errors are `CardServiceError`s worded for the command line.
 extension CardConnection {
     /// Takes the card further: opens the secure channel (3.x: stored pairing, else PAIR with the pairing password)
     /// and, for `.pinVerified`, verifies the PIN. Commands that refuse some applets check them first, before asking secrets.
     public func open(_ access: CardAccess) throws {
-        try commandLineCall(nil) {
+        try CardServiceError.mappingForCommandLine(nil) {
             switch access {
             case .selected: try session.select(card)
             case .secureChannel: _ = try session.openChannel(card, password: nil)
@@ -33,7 +34,7 @@ extension CardConnection {
     /// Refuses a 3.x-only command (`pair`, `unpair`, `change-pairing-password`) on a 4.x card, before any secret is asked.
     public func requireV1(_ command: String) throws {
         guard isV1 else {
-            throw CardLuaError(kind: "unsupported", "applet \(selectInfo.version) does not pair (its secure channel v2 needs no pairing): "
+            throw CardServiceError(kind: "unsupported", "applet \(selectInfo.version) does not pair (its secure channel v2 needs no pairing): "
                                + "keyhost card \(command) is for applet 3.x cards")
         }
     }
@@ -41,19 +42,19 @@ extension CardConnection {
     // MARK: - State
 
     /// GET STATUS, with what SELECT told: `{applet, instance_uid, key_uid, pin_retries, puk_retries, has_master_key, path}`.
-    public func status() throws -> CardResult {
-        try commandLineCall("GET STATUS") {
+    public func status() throws -> Record {
+        try CardServiceError.mappingForCommandLine("GET STATUS") {
             let status = try card.getStatus()
             let info = card.applicationInfo ?? selectInfo
-            var result = CardResult()
-            result.append("applet", .text("\(info.version)"))
-            result.append("instance_uid", .optional(info.instanceUID))
-            result.append("key_uid", .optional(info.keyUID))
-            result.append("pin_retries", .integer(status.pinRetries))
-            result.append("puk_retries", .integer(status.pukRetries))
-            result.append("has_master_key", .bool(status.hasMasterKey))
-            result.append("path", isV1 && status.hasMasterKey ? .text(try card.getCurrentPath().description) : .null)
-            return result
+            var result: [(String, Record)] = []
+            result.append(("applet", .string("\(info.version)")))
+            result.append(("instance_uid", .optional(info.instanceUID)))
+            result.append(("key_uid", .optional(info.keyUID)))
+            result.append(("pin_retries", .integer(status.pinRetries)))
+            result.append(("puk_retries", .integer(status.pukRetries)))
+            result.append(("has_master_key", .bool(status.hasMasterKey)))
+            result.append(("path", isV1 && status.hasMasterKey ? .string(try card.getCurrentPath().description) : .null))
+            return .object(result)
         }
     }
 
@@ -63,8 +64,8 @@ extension CardConnection {
     /// `KEYHOST_PAIRING_PASSWORD` or prompts; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
     /// digits nobody knows (never the PIN: the card would open its duress wallet). A 3.x card is then paired and the
     /// pairing stored. `{applet, instance_uid, secure_channel, pairing_index}`.
-    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool) throws -> CardResult {
-        try commandLineCall("INIT") {
+    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool) throws -> Record {
+        try CardServiceError.mappingForCommandLine("INIT") {
             if selectInfo.isInitialized { throw KeycardError.alreadyInitialized }
             let pin = try CardSecret.pin.resolve(setting: true)
             let puk = try CardSecret.puk.resolve(setting: true)
@@ -79,36 +80,36 @@ extension CardConnection {
             if let password {
                 let free = card.applicationInfo?.freePairingSlots
                 let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-                session.pairingNotice?(CardSessionObject.slotTaken(pairing.index, freeBefore: free))
+                session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
                 pairingIndex = Int(pairing.index)
             }
             let info = try session.info(card)
-            var result = CardResult()
-            result.append("applet", .text("\(info.version)"))
-            result.append("instance_uid", .optional(info.instanceUID))
-            result.append("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed))
-            result.append("secure_channel", .integer(Int(info.secureChannelVersion.rawValue)))
-            result.append("pairing_index", .optional(pairingIndex))
-            return result
+            var result: [(String, Record)] = []
+            result.append(("applet", .string("\(info.version)")))
+            result.append(("instance_uid", .optional(info.instanceUID)))
+            result.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
+            result.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
+            result.append(("pairing_index", .optional(pairingIndex)))
+            return .object(result)
         }
     }
 
     /// PAIR (3.x) with the pairing password, storing the pairing. A stored pairing the card still accepts is kept
     /// (no second slot is taken). `{instance_uid, pairing_index, new_pairing}`.
-    public func pair() throws -> CardResult {
+    public func pair() throws -> Record {
         try requireV1("pair")
-        return try commandLineCall("PAIR") {
+        return try CardServiceError.mappingForCommandLine("PAIR") {
             guard let uid = selectInfo.instanceUID else { throw KeycardError.invalidResponse(.select, "no instance UID to key the pairing by") }
-            var result = CardResult()
-            result.append("instance_uid", .bytes(uid))
+            var result: [(String, Record)] = []
+            result.append(("instance_uid", .bytes(uid)))
             if let stored = try session.store.lookup(uid: uid) {
                 card.pairing = stored
                 do {
                     try card.openSecureChannel()
-                    result.append("pairing_index", .integer(Int(stored.index)))
-                    result.append("new_pairing", .bool(false))
-                    return result
-                } catch let error as KeycardError where CardSessionObject.rejectsPairing(error) {
+                    result.append(("pairing_index", .integer(Int(stored.index))))
+                    result.append(("new_pairing", .bool(false)))
+                    return .object(result)
+                } catch let error as KeycardError where CardSession.rejectsPairing(error) {
                     try session.store.remove(uid: uid)
                     card.pairing = nil
                     try session.select(card)
@@ -116,25 +117,24 @@ extension CardConnection {
             }
             let password = try CardSecret.pairingPassword.resolve()
             let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-            session.pairingNotice?(CardSessionObject.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
-            result.append("pairing_index", .integer(Int(pairing.index)))
-            result.append("new_pairing", .bool(true))
-            return result
+            session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
+            result.append(("pairing_index", .integer(Int(pairing.index))))
+            result.append(("new_pairing", .bool(true)))
+            return .object(result)
         }
     }
 
     /// UNPAIR (3.x, PIN verified): `index`, or with `others` every slot but this host's, or else this host's own
     /// pairing. The stored pairing is forgotten when its slot is freed. `{unpaired, forgot_stored_pairing}`.
     /// With `others`, `occupied` are the slots in use before the channel was opened (`occupiedPairingSlots`): only those are
-    /// freed and reported, since UNPAIR of a free slot succeeds as well.
-    public func unpair(index: Int?, others: Bool, occupied: [Int] = []) throws -> CardResult {
+    /// freed and reported, by the rule Lua's `s:unpair_others` follows too (`CardSession.unpairOthers`).
+    public func unpair(index: Int?, others: Bool, occupied: [Int] = []) throws -> Record {
         try requireV1("unpair")
-        return try commandLineCall("UNPAIR") {
+        return try CardServiceError.mappingForCommandLine("UNPAIR") {
             guard let own = card.pairing else { throw KeycardError.notPaired }
             var freed: [Int]
             if others {
-                freed = occupied.filter { $0 != Int(own.index) }
-                for slot in freed { try card.unpair(index: UInt8(slot)) }
+                freed = try session.unpairOthers(card, occupied: occupied, pin: nil)
             } else {
                 let slot = index ?? Int(own.index)
                 guard let byte = UInt8(exactly: slot) else { throw KeycardError.invalidArgument("pairing index \(slot) is not 0...255") }
@@ -146,20 +146,20 @@ extension CardConnection {
                 try session.store.remove(uid: uid)
                 forgot = true
             }
-            return CardResult([CardField("unpaired", .integers(freed)), CardField("forgot_stored_pairing", .bool(forgot))])
+            return Record.object([("unpaired", Record.integers(freed)), ("forgot_stored_pairing", .bool(forgot))])
         }
     }
 
     /// FACTORY RESET: keys, PIN, PUK and pairings are erased; this host's stored pairing is forgotten.
     /// The caller confirms first. `{instance_uid, identity_public_key, initialized}` (the card's identity before the reset).
-    public func factoryReset() throws -> CardResult {
-        try commandLineCall("FACTORY RESET") {
+    public func factoryReset() throws -> Record {
+        try CardServiceError.mappingForCommandLine("FACTORY RESET") {
             let uid = selectInfo.instanceUID
             let identity = selectInfo.identityCertificate?.identityKey.compressed
             try session.factoryReset(card)
             let info = try session.info(card)
-            return CardResult([CardField("instance_uid", .optional(uid)), CardField("identity_public_key", .optional(identity)),
-                               CardField("initialized", .bool(info.isInitialized))])
+            return Record.object([("instance_uid", .optional(uid)), ("identity_public_key", .optional(identity)),
+                                  ("initialized", .bool(info.isInitialized))])
         }
     }
 
@@ -169,44 +169,44 @@ extension CardConnection {
     func pinRetries() throws -> Int { try card.getStatus().pinRetries }
 
     /// `{pin_retries}` after the PIN was verified (by `open(.pinVerified)`).
-    public func verifiedPIN() throws -> CardResult {
-        try commandLineCall("GET STATUS") { CardResult([CardField("verified", .bool(true)), CardField("pin_retries", .integer(try pinRetries()))]) }
+    public func verifiedPIN() throws -> Record {
+        try CardServiceError.mappingForCommandLine("GET STATUS") { Record.object([("verified", .bool(true)), ("pin_retries", .integer(try pinRetries()))]) }
     }
 
     /// CHANGE PIN (PIN verified) to `KEYHOST_NEW_PIN` or a prompt.
-    public func changePIN() throws -> CardResult {
-        try commandLineCall("CHANGE PIN") {
+    public func changePIN() throws -> Record {
+        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
             try card.changePIN(try CardSecret.newPIN.resolve().text)
-            return CardResult([CardField("changed", .text("pin"))])
+            return Record.object([("changed", .string("pin"))])
         }
     }
 
     /// CHANGE PIN P1 01 (PIN verified) to `KEYHOST_NEW_PUK` or a prompt.
-    public func changePUK() throws -> CardResult {
-        try commandLineCall("CHANGE PIN") {
+    public func changePUK() throws -> Record {
+        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
             try card.changePUK(try CardSecret.newPUK.resolve().text)
-            return CardResult([CardField("changed", .text("puk"))])
+            return Record.object([("changed", .string("puk"))])
         }
     }
 
     /// CHANGE PIN P1 02 (3.x, PIN verified) to `KEYHOST_NEW_PAIRING_PASSWORD` or a prompt; existing pairings stay valid.
-    public func changePairingPassword() throws -> CardResult {
-        try commandLineCall("CHANGE PIN") {
+    public func changePairingPassword() throws -> Record {
+        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
             let password = try CardSecret.newPairingPassword.resolve()
             try card.changePairingSecret(try PairingSecret.derive(password: password))
-            return CardResult([CardField("changed", .text("pairing_password"))])
+            return Record.object([("changed", .string("pairing_password"))])
         }
     }
 
     /// UNBLOCK PIN (secure channel open) with `KEYHOST_PUK` and a new PIN from `KEYHOST_NEW_PIN`. `{pin_retries, puk_retries}`.
-    public func unblockPIN() throws -> CardResult {
-        try commandLineCall("UNBLOCK PIN") {
+    public func unblockPIN() throws -> Record {
+        try CardServiceError.mappingForCommandLine("UNBLOCK PIN") {
             let puk = try CardSecret.puk.resolve()
             let newPIN = try CardSecret.newPIN.resolve()
             try card.unblockPIN(puk: puk.text, newPIN: newPIN.text)
             session.setPINVerified(true)
             let status = try card.getStatus()
-            return CardResult([CardField("pin_retries", .integer(status.pinRetries)), CardField("puk_retries", .integer(status.pukRetries))])
+            return Record.object([("pin_retries", .integer(status.pinRetries)), ("puk_retries", .integer(status.pukRetries))])
         }
     }
 
@@ -216,73 +216,73 @@ extension CardConnection {
     func checkNoKey(replace: Bool) throws {
         guard !replace, selectInfo.hasMasterKey else { return }
         let uid = selectInfo.keyUID.map { " (key UID \(Hex.encode($0)))" } ?? ""
-        throw CardLuaError(kind: "has_key", "the card already holds a key\(uid); a new one replaces it for good; add --replace if that is what you want")
+        throw CardServiceError(kind: "has_key", "the card already holds a key\(uid); a new one replaces it for good; add --replace if that is what you want")
     }
 
     /// LOAD KEY of the BIP39 seed of `KEYHOST_MNEMONIC` (or a prompt), with the passphrase of `KEYHOST_PASSPHRASE`
     /// (or a prompt) when `passphrase`. `{key_uid}`.
-    public func loadSeed(passphrase: Bool, replace: Bool) throws -> CardResult {
+    public func loadSeed(passphrase: Bool, replace: Bool) throws -> Record {
         if !passphrase, let value = getenv(CardSecret.passphrase.environment), value.pointee != 0 {
             // A passphrase silently left out would load another wallet than the user meant.
-            throw CardLuaError(kind: "invalid_argument", "\(CardSecret.passphrase.environment) is set but --passphrase was not given; "
+            throw CardServiceError(kind: "invalid_argument", "\(CardSecret.passphrase.environment) is set but --passphrase was not given; "
                                + "add --passphrase to use it, or unset the variable")
         }
         try checkNoKey(replace: replace)
-        return try commandLineCall("LOAD KEY") {
+        return try CardServiceError.mappingForCommandLine("LOAD KEY") {
             let phrase = try CardSecret.mnemonic.resolve()
             let mnemonic: Mnemonic
             do { mnemonic = try Mnemonic(phrase: phrase.text) } catch {
                 // MnemonicError names positions and counts, never words.
-                throw CardLuaError(kind: "invalid_mnemonic", "the mnemonic (\(CardSecret.mnemonic.environment) or the prompt) is not a valid BIP39 phrase: \(error)")
+                throw CardServiceError(kind: "invalid_mnemonic", "the mnemonic (\(CardSecret.mnemonic.environment) or the prompt) is not a valid BIP39 phrase: \(error)")
             }
             let words = try passphrase ? CardSecret.passphrase.resolve() : SecretBytes([])
             let keyUID = try card.loadKey(seed: mnemonic.seed(passphrase: words.text))
-            return CardResult([CardField("key_uid", .bytes(keyUID))])
+            return Record.object([("key_uid", .bytes(keyUID))])
         }
     }
 
     /// GENERATE KEY: a new random master key on the card (no backup exists). `{key_uid}`.
-    public func generateKey(replace: Bool) throws -> CardResult {
+    public func generateKey(replace: Bool) throws -> Record {
         try checkNoKey(replace: replace)
-        return try commandLineCall("GENERATE KEY") { CardResult([CardField("key_uid", .bytes(try card.generateKey()))]) }
+        return try CardServiceError.mappingForCommandLine("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
     }
 
     /// GENERATE MNEMONIC: `words` words from the card's random generator; the card keeps nothing. `{mnemonic, indexes}`.
-    public func generateMnemonic(words: Int) throws -> CardResult {
-        try commandLineCall("GENERATE MNEMONIC") {
+    public func generateMnemonic(words: Int) throws -> Record {
+        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
             let indexes = try card.generateMnemonic(wordCount: words)
-            return CardResult([CardField("mnemonic", .text(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
-                               CardField("indexes", .integers(indexes))])
+            return Record.object([("mnemonic", .string(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
+                                  ("indexes", Record.integers(indexes))])
         }
     }
 
     /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
     /// `{path, public_key, chain_code, xpub}`.
-    public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> CardResult {
-        try commandLineCall("EXPORT KEY") {
+    public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> Record {
+        try CardServiceError.mappingForCommandLine("EXPORT KEY") {
             let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
             guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
-            var xpub: CardValue = .null
+            var xpub: Record = .null
             if extended {
                 guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
-                xpub = .text(try CardTables.extendedPublicKey(card, path: path, key: key, chainCode: chainCode, family: family))
+                xpub = .string(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
             }
-            return CardResult([CardField("path", .text(path.description)), CardField("public_key", .bytes(key.compressed)),
-                               CardField("chain_code", .optional(exported.chainCode)), CardField("xpub", xpub)])
+            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.compressed)),
+                                  ("chain_code", .optional(exported.chainCode)), ("xpub", xpub)])
         }
     }
 
     /// SIGN (ECDSA) the 32-byte `digest` with the key at `path`: `{path, public_key, r, s, v, recovery_id, compact, der, rsv}`.
-    public func sign(digest: [UInt8], path: KeyPath) throws -> CardResult {
-        try commandLineCall("SIGN") {
+    public func sign(digest: [UInt8], path: KeyPath) throws -> Record {
+        try CardServiceError.mappingForCommandLine("SIGN") {
             let signed = try card.sign(digest: digest, mode: .derive(path))
             let signature = signed.signature
-            return CardResult([
-                CardField("path", .text(path.description)), CardField("public_key", .bytes(signed.publicKey.compressed)),
-                CardField("r", .bytes(signature.r)), CardField("s", .bytes(signature.s)),
-                CardField("v", .integer(27 + signature.recoveryID)), CardField("recovery_id", .integer(signature.recoveryID)),
-                CardField("compact", .bytes(signature.r + signature.s)), CardField("der", .bytes(signature.signature.der)),
-                CardField("rsv", .bytes(signature.rsv)),
+            return Record.object([
+                ("path", .string(path.description)), ("public_key", .bytes(signed.publicKey.compressed)),
+                ("r", .bytes(signature.r)), ("s", .bytes(signature.s)),
+                ("v", .integer(27 + signature.recoveryID)), ("recovery_id", .integer(signature.recoveryID)),
+                ("compact", .bytes(signature.r + signature.s)), ("der", .bytes(signature.signature.der)),
+                ("rsv", .bytes(signature.rsv)),
             ])
         }
     }

@@ -5,7 +5,8 @@ import KeyhostWallet
 
 /// A token wallet whose holder key lives on a Keycard: binding the wallet to the card's key at a path,
 /// and signing receipts on the card. Shared by `keyhost.token` and `keyhost token wallet init --card` /
-/// `keyhost token run`. The session must be open with the PIN verified.
+/// `keyhost token run`. The session must be open with the PIN verified. Errors are `CardServiceError`s of the
+/// token kinds (`invalid`, `wrong_card`, `wrong_key`), which Lua and `--json` report as they did `keyhost.token`'s own.
 public enum CardHolder {
     /// The card's key UID: SHA-256 of its master public key (uncompressed), as the applet computes it for
     /// SELECT. Computed from an EXPORT KEY of the master key rather than read from the SELECT answer,
@@ -21,16 +22,16 @@ public enum CardHolder {
     public static func path(_ text: String) throws -> KeyPath {
         let path: KeyPath
         do { path = try KeyPath(text) } catch {
-            throw TokenBindingError(kind: "invalid", "the holder key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
+            throw CardServiceError(kind: "invalid", "the holder key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
         }
         guard path.source == .master else {
-            throw TokenBindingError(kind: "invalid", "the holder key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
+            throw CardServiceError(kind: "invalid", "the holder key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
         }
         return path
     }
 
     /// The public key at `path`, exported from the card.
-    static func publicKey(_ card: KeycardCommandSet, at path: KeyPath) throws -> PublicKey {
+    public static func publicKey(_ card: KeycardCommandSet, at path: KeyPath) throws -> PublicKey {
         guard let key = try card.exportKey(.publicOnly, path: path).resolvedPublicKey else {
             throw KeycardError.invalidResponse(.exportKey, "no public key at \(path)")
         }
@@ -47,17 +48,17 @@ public enum CardHolder {
     /// same key UID (`wrong_card`), and the key at the stored path is the holder key (`wrong_key`).
     public static func signer(_ card: KeycardCommandSet, holder: WalletHolder) throws -> CardReceiptSigner {
         guard case .card(let holderKey, let wantedUID, let pathText) = holder else {
-            throw TokenBindingError(kind: "invalid", "this wallet's holder key is kept in the wallet file, not on a card")
+            throw CardServiceError(kind: "invalid", "this wallet's holder key is kept in the wallet file, not on a card")
         }
         let path = try path(pathText)
         let uid = try keyUID(card)
         guard uid == wantedUID else {
-            throw TokenBindingError(kind: "wrong_card",
+            throw CardServiceError(kind: "wrong_card",
                 "this card holds key \(Hex.encode(uid.prefix(8)))…, but the wallet is bound to key \(Hex.encode(wantedUID.prefix(8)))…: insert the wallet's card (nothing was run)")
         }
         let key = try publicKey(card, at: path)
         guard key == holderKey else {
-            throw TokenBindingError(kind: "wrong_key",
+            throw CardServiceError(kind: "wrong_key",
                 "the card's key at \(path) is \(Hex.encode(key.compressed)), not the wallet's holder key \(Hex.encode(holderKey.compressed)) (nothing was run)")
         }
         return CardReceiptSigner(card: card, path: path, publicKey: holderKey)
@@ -74,7 +75,7 @@ public struct CardReceiptSigner: ReceiptSigner {
     public func sign(digest: [UInt8]) throws -> [UInt8] {
         let signed = try card.sign(digest: digest, mode: .derive(path))
         guard signed.publicKey == publicKey else {
-            throw TokenBindingError(kind: "wrong_key", "the card signed with \(Hex.encode(signed.publicKey.compressed)), not the holder key")
+            throw CardServiceError(kind: "wrong_key", "the card signed with \(Hex.encode(signed.publicKey.compressed)), not the holder key")
         }
         return signed.signature.signature.normalized().compact
     }

@@ -1,21 +1,8 @@
 import KeyhostCard
 import KeyhostCrypto
-import LuaRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Why a command-line card session could not be opened (no reader, a blank card, …); the text is for the user,
-/// the kind (`no_reader`, `not_initialized`, `no_key`, `invalid_argument`) for `--json`.
-public struct CardSetupError: Error, CustomStringConvertible, LuaErrorConvertible {
-    public let kind: String
-    public let description: String
-    public init(_ description: String, kind: String) {
-        self.kind = kind
-        self.description = description
-    }
-    public var luaErrorFields: LuaTable { LuaTable(["kind": .text(kind)]) }
-}
 
 /// How far `CardConnection` takes the card before handing it over.
 public enum CardAccess: Sendable {
@@ -37,12 +24,13 @@ public enum CardRequirement: Sendable {
 /// A Keycard opened for a command (`keyhost card …`, `keyhost discover --card`, `keyhost token wallet init --card`,
 /// `keyhost token run`): connected, and as far as `access` says (by default secure channel open and PIN verified).
 /// Secrets come from the given bytes, else `KEYHOST_PIN` / `KEYHOST_PAIRING_PASSWORD`, else a prompt on the terminal
-/// with echo off; pairings live in the usual pairing store. The session logic is the Lua binding's (`s:auto`, `s:init`, …).
+/// with echo off; pairings live in the usual pairing store. The session logic is `CardSession`'s, as Lua's `s:auto`, `s:init`, ….
 public final class CardConnection {
-    let session: CardSessionObject
+    let session: CardSession
     private let counter: CountingChannel
     /// The command set over the open, PIN-verified secure channel.
     public let card: KeycardCommandSet
+    /// The reader's name (`virtual` for the software card).
     public let readerName: String
     /// What SELECT answered when the connection was made.
     public let selectInfo: ApplicationInfo
@@ -66,25 +54,25 @@ public final class CardConnection {
         let wanted = (reader ?? "").trimmingWhitespace()
         var base: CardChannel
         var virtualCard: SoftKeycard?
-        let isVirtual = wanted.lowercased() == CardModule.virtualReader
+        let isVirtual = wanted.lowercased() == CardReaders.virtual
         if isVirtual {
             var options = SoftKeycardOptions()
             if let newCardApplet { options.appletVersion = newCardApplet }
-            let card = try cardCall(nil) { try VirtualCards.open(state: cardState, options: options, appletGiven: newCardApplet != nil) }
+            let card = try CardServiceError.mapping(nil) { try VirtualCards.open(state: cardState, options: options, appletGiven: newCardApplet != nil) }
             virtualCard = card
             base = card
-            readerName = CardModule.virtualReader
+            readerName = CardReaders.virtual
         } else {
             if cardState != nil { throw CardSetupError("the card state file is for the virtual card only (\(virtualHint))", kind: "invalid_argument") }
             let entry = try ReaderChoice.choose(wanted, sources: readers, virtualHint: virtualHint, wait: connectOptions.wait)
             guard let source = entry.source else { throw CardSetupError("no card reader found; use \(virtualHint) for the software card", kind: "no_reader") }
             readerName = entry.name
-            base = try cardCall(nil) { try source.connect(reader: entry.name, options: connectOptions) }
+            base = try CardServiceError.mapping(nil) { try source.connect(reader: entry.name, options: connectOptions) }
         }
         counter = CountingChannel(base)
         base = counter
         var tracer: TracingChannel?
-        if let plaintext = CardModule.environmentTrace() {
+        if let plaintext = CardTrace.fromEnvironment() {
             let tracing = TracingChannel(base, showsPlaintext: plaintext)
             tracer = tracing
             base = tracing
@@ -94,8 +82,8 @@ public final class CardConnection {
         let card = KeycardCommandSet(channel: base, random: SystemRandom(), trustedCAKeys: trusted)
         let store = PairingStore(isVirtual && cardState == nil ? .memory : .file(PairingStore.defaultPath()))
         let name = readerName
-        let object = CardSessionObject(readerName: name, card: card, virtualCard: virtualCard, recorder: nil, recordPath: nil,
-                                       tracer: tracer, store: store)
+        let object = CardSession(readerName: name, card: card, virtualCard: virtualCard, recorder: nil, recordPath: nil,
+                                 tracer: tracer, store: store)
         if commandLine {
             object.pinInput = SecretInput.pin.forCommandLine
             object.passwordInput = SecretInput.pairingPassword.forCommandLine
@@ -106,8 +94,8 @@ public final class CardConnection {
         // Every caller is a command, so an unknown CA's hint names --trusted-ca whichever wording the rest takes.
         let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = { command, body in
             do {
-                return try commandLine ? commandLineCall(command, body) : cardCall(command, body)
-            } catch let error as CardLuaError where ["untrusted_card", "no_free_slot"].contains(error.kind) {
+                return try commandLine ? CardServiceError.mappingForCommandLine(command, body) : CardServiceError.mapping(command, body)
+            } catch let error as CardServiceError where ["untrusted_card", "no_free_slot"].contains(error.kind) {
                 throw error.forCommandLine
             }
         }
@@ -115,7 +103,7 @@ public final class CardConnection {
         if requirement != .anything {
             guard info.isInitialized else {
                 if commandLine {
-                    throw CardLuaError(kind: "not_initialized", isVirtual
+                    throw CardServiceError(kind: "not_initialized", isVirtual
                         ? "the virtual card is blank; set it up with keyhost card init \(virtualHint)"
                         : "the card in \(name) is not initialised; set it up with keyhost card init")
                 }
@@ -127,7 +115,7 @@ public final class CardConnection {
         }
         if requirement == .masterKey && !info.hasMasterKey {
             let hint = commandLine ? "load one with keyhost card load-seed or generate one with keyhost card generate-key" : "load or generate one first"
-            if commandLine { throw CardLuaError(kind: "no_key", "the card in \(name) has no key loaded; \(hint)") }
+            if commandLine { throw CardServiceError(kind: "no_key", "the card in \(name) has no key loaded; \(hint)") }
             throw CardSetupError("the card in \(name) has no key loaded; \(hint)", kind: "no_key")
         }
         switch access {
@@ -143,18 +131,15 @@ public final class CardConnection {
     /// Lets a command that frees slots (`unpair --others`) in through the card's temporary slot when all are taken.
     public func allowTemporaryPairing() { session.ephemeralFallback = true }
 
-    /// The 3.x card's pairing slots in use; call before `open` (see `KeycardCommandSet.occupiedPairingSlots`).
+    /// The 3.x card's pairing slots in use; call before `open`, whose channel the probes would reset (see
+    /// `CardSession.occupiedPairingSlots`).
     public func occupiedPairingSlots() throws -> [Int] {
-        try commandLineCall("OPEN SECURE CHANNEL") {
-            let slots = try card.occupiedPairingSlots()
-            try session.select(card)
-            return slots
-        }
+        try CardServiceError.mappingForCommandLine("OPEN SECURE CHANNEL") { try session.occupiedPairingSlots(card) }
     }
 
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
     public var apduCount: Int { counter.count }
 
     /// Drops the secure channel.
-    public func close() { session.luaClose() }
+    public func close() { session.close() }
 }

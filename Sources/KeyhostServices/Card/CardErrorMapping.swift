@@ -1,86 +1,38 @@
 import KeyhostCard
 import KeyhostCrypto
-import LuaRuntime
 
-/// A card failure as Lua sees it: a table with `kind`, `sw`, `sw_name`, `retries_left`, `command` and
-/// `message`, whose `tostring` reads `wrong PIN: 2 tries left (SW 63C2 from VERIFY PIN)`.
-///
-/// Built only from status words, command names and fixed text: never from arguments, so no PIN, PUK,
-/// password, seed or key can end up in it.
-struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
-    /// Stable machine-readable name: "wrong_pin", "pin_blocked", "no_free_slot", ...
-    let kind: String
-    let text: String
-    let statusWord: StatusWord?
-    let retriesLeft: Int?
-    let command: String?
-    /// For `untrusted_card` from an unknown CA: that CA's public key (compressed), so the hint can name it.
-    let caKey: [UInt8]?
-
-    init(kind: String, _ text: String, statusWord: StatusWord? = nil, retriesLeft: Int? = nil, command: String? = nil, caKey: [UInt8]? = nil) {
-        self.kind = kind
-        self.text = text
-        self.statusWord = statusWord
-        self.retriesLeft = retriesLeft
-        self.command = command
-        self.caKey = caKey
-    }
-
-    var description: String {
-        var suffix: [String] = []
-        if let statusWord { suffix.append("SW \(CardLuaError.hex(statusWord))") }
-        if let command { suffix.append((statusWord == nil ? "in " : "from ") + command) }
-        return suffix.isEmpty ? text : "\(text) (\(suffix.joined(separator: " ")))"
-    }
-
-    var luaErrorFields: LuaTable {
-        LuaTable([
-            "kind": .text(kind),
-            "sw": statusWord.map { .integer(Int64($0.rawValue)) } ?? .nil,
-            "sw_name": statusWord.flatMap { $0.name }.map { .text($0) } ?? .nil,
-            "retries_left": retriesLeft.map { .integer(Int64($0)) } ?? .nil,
-            "command": command.map { .text($0) } ?? .nil,
-            "ca_key": caKey.map { .string($0) } ?? .nil,
-        ])
-    }
-
-    static func hex(_ sw: StatusWord) -> String {
-        let digits = String(sw.rawValue, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    static func tries(_ n: Int) -> String { n == 1 ? "1 try left" : "\(n) tries left" }
-
+extension CardServiceError {
     /// Turns any error from the card stack into a structured error; `command` names what was being done
-    /// when the error itself does not say (e.g. "SIGN").
-    static func from(_ error: Error, command: String?) -> Error {
+    /// when the error itself does not say (e.g. "SIGN"). Structured errors (this type, `CardSetupError`) pass as they are.
+    public static func from(_ error: Error, command: String?) -> Error {
         switch error {
-        case is LuaArgumentError, is LuaRaisedError, is CardLuaError, is LuaErrorConvertible:
+        case is CardServiceError, is CardSetupError:
             return error
         case let error as KeycardError:
             return from(keycard: error, command: command)
         case let error as CardChannelError:
             switch error {
             case .connectionLost:
-                return CardLuaError(kind: "connection_lost", "connection to the card was lost; open the session again", command: command)
+                return CardServiceError(kind: "connection_lost", "connection to the card was lost; open the session again", command: command)
             case .replayMismatch, .replayExhausted:
-                return CardLuaError(kind: "replay_mismatch", "\(error)", command: command)
+                return CardServiceError(kind: "replay_mismatch", "\(error)", command: command)
             case .badTranscript:
-                return CardLuaError(kind: "bad_transcript", "\(error)")
+                return CardServiceError(kind: "bad_transcript", "\(error)")
             }
         case let error as SoftKeycardError:
-            return CardLuaError(kind: "virtual_card", "\(error)")
+            return CardServiceError(kind: "virtual_card", "\(error)")
         case let error as APDUError:
-            return CardLuaError(kind: "invalid_apdu", "\(error)", command: command)
+            return CardServiceError(kind: "invalid_apdu", "\(error)", command: command)
         default:
-            return CardLuaError(kind: "transport", "\(error)", command: command)
+            return CardServiceError(kind: "transport", "\(error)", command: command)
         }
     }
 
-    static func from(keycard error: KeycardError, command fallback: String?) -> CardLuaError {
+    /// A Keycard error as a structured error; `fallback` names the command when the error does not.
+    public static func from(keycard error: KeycardError, command fallback: String?) -> CardServiceError {
         let sw = error.statusWord
-        func make(_ kind: String, _ text: String, _ ins: KeycardInstruction? = nil, retries: Int? = nil) -> CardLuaError {
-            CardLuaError(kind: kind, text, statusWord: sw, retriesLeft: retries, command: ins.map { "\($0)" } ?? fallback)
+        func make(_ kind: String, _ text: String, _ ins: KeycardInstruction? = nil, retries: Int? = nil) -> CardServiceError {
+            CardServiceError(kind: kind, text, statusWord: sw, retriesLeft: retries, command: ins.map { "\($0)" } ?? fallback)
         }
         switch error {
         case .wrongPIN(let n):
@@ -123,7 +75,7 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
             return make("untrusted_card", "untrusted card: \(why)")
         case .unknownCA(let key):
             let hex = Hex.encode(key.compressed)
-            return CardLuaError(kind: "untrusted_card", "untrusted card: certificate signed by unknown CA \(hex); if you trust that certificate "
+            return CardServiceError(kind: "untrusted_card", "untrusted card: certificate signed by unknown CA \(hex); if you trust that certificate "
                                 + "authority, open the card with trusted_ca_keys = { hex.decode \"\(hex)\" }", command: fallback, caKey: key.compressed)
         case .invalidResponse(let ins, let why):
             return make("invalid_response", "invalid answer to \(ins): \(why)", ins)
@@ -153,15 +105,10 @@ struct CardLuaError: LuaErrorConvertible, CustomStringConvertible {
     }
 }
 
-/// Runs `body`, turning card-stack errors into structured Lua errors.
-func cardCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
-    do { return try body() } catch { throw CardLuaError.from(error, command: command) }
-}
-
-extension CardLuaError {
+extension CardServiceError {
     /// The same error for `keyhost card …`: hints that name Lua methods (`s:unblock_pin(…)`) name the command instead.
     /// Kind, status word, retries and command stay as they are, so `--json` errors match Lua's.
-    var forCommandLine: CardLuaError {
+    public var forCommandLine: CardServiceError {
         let text: String
         switch kind {
         case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
@@ -180,17 +127,24 @@ extension CardLuaError {
                 + "name its public key with --trusted-ca KEY: --trusted-ca \(hex)"
         default: return self
         }
-        return CardLuaError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command, caKey: caKey)
+        return CardServiceError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command, caKey: caKey)
     }
 }
 
-/// Runs `body` for a command-line command: card-stack errors become structured errors worded for the command line.
-func commandLineCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
-    do {
-        return try body()
-    } catch {
-        let mapped = CardLuaError.from(error, command: command)
-        if let card = mapped as? CardLuaError { throw card.forCommandLine }
-        throw mapped
+extension CardServiceError {
+    /// Runs `body`, turning card-stack errors into structured errors (worded for Lua's hints).
+    public static func mapping<R>(_ command: String?, _ body: () throws -> R) throws -> R {
+        do { return try body() } catch { throw from(error, command: command) }
+    }
+
+    /// Runs `body` for a command-line command: card-stack errors become structured errors worded for the command line.
+    public static func mappingForCommandLine<R>(_ command: String?, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch {
+            let mapped = from(error, command: command)
+            if let card = mapped as? CardServiceError { throw card.forCommandLine }
+            throw mapped
+        }
     }
 }

@@ -8,7 +8,8 @@ public enum CardSecret: CaseIterable, Sendable {
     /// The environment variable: `KEYHOST_PIN`, `KEYHOST_NEW_PIN`, …
     public var environment: String { input.environment }
 
-    var input: SecretInput {
+    /// Where this secret comes from: its environment variable, else the prompt.
+    public var input: SecretInput {
         switch self {
         case .pin: return SecretInput.pin.forCommandLine
         case .pairingPassword: return SecretInput.pairingPassword.forCommandLine
@@ -24,13 +25,14 @@ public enum CardSecret: CaseIterable, Sendable {
     }
 
     /// The same secret while a card is being initialised: PIN, PUK and pairing password are then being set.
-    var settingInput: SecretInput {
+    public var settingInput: SecretInput {
         var input = self.input
         input.confirm = true
         return input
     }
 
-    func resolve(setting: Bool = false) throws -> SecretBytes {
+    /// The secret from its environment variable or the prompt (asked twice when `setting`).
+    public func resolve(setting: Bool = false) throws -> SecretBytes {
         try (setting ? settingInput : input).resolve(nil)
     }
 }

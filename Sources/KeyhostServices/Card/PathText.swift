@@ -1,6 +1,6 @@
 /// The two NSString path operations PairingStore needs, on plain Strings: NSString is Foundation
 /// proper (with ICU), which keyhost keeps off its modules.
-enum PathText {
+public enum PathText {
     /// `path` without trailing slashes; "/" stays "/".
     private static func trimmed(_ path: String) -> Substring {
         var text = Substring(path)
@@ -9,7 +9,7 @@ enum PathText {
     }
 
     /// Like NSString.deletingLastPathComponent: "/a/b" → "/a", "/a" → "/", "a" → "".
-    static func parent(_ path: String) -> String {
+    public static func parent(_ path: String) -> String {
         let text = trimmed(path)
         guard let slash = text.lastIndex(of: "/") else { return "" }
         if slash == text.startIndex { return "/" }
@@ -17,7 +17,7 @@ enum PathText {
     }
 
     /// Like NSString.lastPathComponent: "/a/b/" → "b", "/" → "/".
-    static func lastComponent(_ path: String) -> String {
+    public static func lastComponent(_ path: String) -> String {
         let text = trimmed(path)
         if text == "/" { return "/" }
         guard let slash = text.lastIndex(of: "/") else { return String(text) }

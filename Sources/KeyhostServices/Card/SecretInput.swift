@@ -7,19 +7,20 @@ import Glibc
 /// Where a card secret (PIN, PUK, pairing password) comes from: the script's argument, else an environment
 /// variable, else a prompt on the controlling terminal with echo off. Without any of them the call fails
 /// with a message saying how to supply it; the secret itself never appears in a message.
-struct SecretInput {
+public struct SecretInput {
     /// What the secret is called in messages and prompts ("PIN").
-    let what: String
+    public let what: String
     /// The Lua argument or option that could have carried it ("pin"); nil for the command line, which never takes secrets.
-    var option: String?
+    public var option: String?
     /// The environment variable consulted next ("KEYHOST_PIN").
-    let environment: String
+    public let environment: String
     /// A secret being set (a new PIN): a prompt asks for it twice.
-    var confirm = false
+    public var confirm = false
     /// The longest answer a prompt takes (a 24-word mnemonic needs more than a PIN).
-    var maximumLength = 256
+    public var maximumLength = 256
 
-    init(what: String, option: String?, environment: String, confirm: Bool = false, maximumLength: Int = 256) {
+    /// A secret called `what`, passed as Lua's `option` (nil on the command line), else read from `environment` or the terminal.
+    public init(what: String, option: String?, environment: String, confirm: Bool = false, maximumLength: Int = 256) {
         self.what = what
         self.option = option
         self.environment = environment
@@ -27,20 +28,23 @@ struct SecretInput {
         self.maximumLength = maximumLength
     }
 
-    static let pin = SecretInput(what: "PIN", option: "pin", environment: "KEYHOST_PIN")
-    static let pairingPassword = SecretInput(what: "pairing password", option: "pairing_password", environment: "KEYHOST_PAIRING_PASSWORD")
+    /// The PIN: `pin`, `KEYHOST_PIN`, the prompt.
+    public static let pin = SecretInput(what: "PIN", option: "pin", environment: "KEYHOST_PIN")
+    /// The pairing password: `pairing_password`, `KEYHOST_PAIRING_PASSWORD`, the prompt.
+    public static let pairingPassword = SecretInput(what: "pairing password", option: "pairing_password", environment: "KEYHOST_PAIRING_PASSWORD")
 
     /// The same secret for a command-line command: the hint names the environment variable and the prompt only.
-    var forCommandLine: SecretInput {
+    public var forCommandLine: SecretInput {
         var copy = self
         copy.option = nil
         return copy
     }
 
     /// The terminal device prompts use; tests point it elsewhere.
-    nonisolated(unsafe) static var terminalPath = "/dev/tty"
+    nonisolated(unsafe) public static var terminalPath = "/dev/tty"
 
-    func resolve(_ given: [UInt8]?) throws -> SecretBytes {
+    /// The secret: `given` when the caller passed it, else the environment variable, else the prompt; throws `no_secret`.
+    public func resolve(_ given: [UInt8]?) throws -> SecretBytes {
         if let given { return SecretBytes(given) }
         if let value = getenv(environment) {
             let count = strlen(value)
@@ -53,21 +57,21 @@ struct SecretInput {
         if let typed = try SecretInput.prompt("Keycard \(what): ", maximumLength: maximumLength) {
             guard confirm else { return typed }
             guard let again = try SecretInput.prompt("Keycard \(what) again: ", maximumLength: maximumLength), again == typed else {
-                throw CardLuaError(kind: "no_secret", "the two \(what) entries differ; nothing was changed, try again")
+                throw CardServiceError(kind: "no_secret", "the two \(what) entries differ; nothing was changed, try again")
             }
             return typed
         }
         if let option {
-            throw CardLuaError(kind: "no_secret",
+            throw CardServiceError(kind: "no_secret",
                                "no \(what) given: pass \(option) = ..., set \(environment), or run keyhost on a terminal to be asked")
         }
-        throw CardLuaError(kind: "no_secret",
+        throw CardServiceError(kind: "no_secret",
                            "no \(what) given: set the environment variable \(environment) (secrets are never taken on the command line), "
                            + "or run keyhost on a terminal to be asked")
     }
 
     /// Reads one line from the terminal with echo off; nil when there is no terminal.
-    static func prompt(_ text: String, maximumLength: Int = 256) throws -> SecretBytes? {
+    public static func prompt(_ text: String, maximumLength: Int = 256) throws -> SecretBytes? {
         let fd = open(terminalPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -95,14 +99,9 @@ struct SecretInput {
             length += 1
         }
         guard length > 0 else {
-            throw CardLuaError(kind: "no_secret", "nothing was typed at the \(text.trimming { $0 == ":" || $0 == " " }) prompt")
+            throw CardServiceError(kind: "no_secret", "nothing was typed at the \(text.trimming { $0 == ":" || $0 == " " }) prompt")
         }
         return SecretBytes(line[0..<length])
     }
 }
 
-extension SecretBytes {
-    /// The secret as text for APIs that take `String` (PINs are ASCII digits). The String cannot be wiped;
-    /// it lives only for the call.
-    var text: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
-}

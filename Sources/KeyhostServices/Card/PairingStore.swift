@@ -22,14 +22,16 @@ import Glibc
 /// Pairing keys are secrets: the folder is 0700 and the file 0600; every change is a read-modify-write under an
 /// exclusive `flock` on `pairings.json.lock`, written to a temporary file (0600, fsync'd) renamed over the old
 /// one, so a crash leaves the old or the new file. No PIN, PUK or pairing password is ever stored.
-final class PairingStore {
-    enum Location: Equatable {
+public final class PairingStore {
+    /// Where the pairings are kept.
+    public enum Location: Equatable {
         case file(String)
         /// Pairings kept for this process only (virtual in-memory cards, `pairing_store = false`).
         case memory
     }
 
-    let location: Location
+    /// Where this store keeps its pairings.
+    public let location: Location
     private var memory: [String: Entry] = [:]
 
     struct Entry: Codable, Equatable {
@@ -44,14 +46,15 @@ final class PairingStore {
         var cards: [String: Entry]
     }
 
-    init(_ location: Location) { self.location = location }
+    /// A store at `location` (a file is read at each use, not now).
+    public init(_ location: Location) { self.location = location }
 
     /// The largest store read; one card's pairing takes well under a KiB.
     static let maximumFileSize = 16 * BoundedFile.mebibyte
 
     /// `$XDG_STATE_HOME/keyhost/pairings.json` (an absolute XDG_STATE_HOME only, as the spec says), else
     /// `$HOME/.local/state/keyhost/pairings.json`.
-    static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return state + "/keyhost/pairings.json"
         }
@@ -59,14 +62,16 @@ final class PairingStore {
         return home + "/.local/state/keyhost/pairings.json"
     }
 
-    var path: String? {
+    /// The file, or nil for a store in memory.
+    public var path: String? {
         if case .file(let path) = location { return path }
         return nil
     }
 
     // MARK: - Reading and writing
 
-    func lookup(uid: [UInt8]) throws -> Pairing? {
+    /// This host's pairing with card `uid`, if stored.
+    public func lookup(uid: [UInt8]) throws -> Pairing? {
         let entry: Entry?
         switch location {
         case .memory: entry = memory[Hex.encode(uid)]
@@ -74,18 +79,20 @@ final class PairingStore {
         }
         guard let entry else { return nil }
         guard (0...255).contains(entry.index), var key = try? Hex.decode(entry.key), key.count == 32 else {
-            throw CardLuaError(kind: "pairing_store", "pairing store \(path ?? "in memory"): the entry of card \(Hex.encode(uid)) is malformed; remove it")
+            throw CardServiceError(kind: "pairing_store", "pairing store \(path ?? "in memory"): the entry of card \(Hex.encode(uid)) is malformed; remove it")
         }
         defer { zero(&key) }
         return try Pairing(index: UInt8(entry.index), key: SecretBytes(key))
     }
 
-    func save(uid: [UInt8], pairing: Pairing, applet: String?) throws {
+    /// Stores the pairing with card `uid` (replacing any), with the applet version for people reading the file.
+    public func save(uid: [UInt8], pairing: Pairing, applet: String?) throws {
         let entry = Entry(index: Int(pairing.index), key: Hex.encode(pairing.key.revealedBytes()), applet: applet, paired_at: PairingStore.timestamp())
         try modify { $0[Hex.encode(uid)] = entry }
     }
 
-    func remove(uid: [UInt8]) throws {
+    /// Forgets the pairing with card `uid`.
+    public func remove(uid: [UInt8]) throws {
         try modify { $0[Hex.encode(uid)] = nil }
     }
 
@@ -108,13 +115,13 @@ final class PairingStore {
             let data = Data(try BoundedFile.read(path, limit: PairingStore.maximumFileSize))
             let file = try JSONDecoder().decode(File.self, from: data)
             guard file.version == 1 else {
-                throw CardLuaError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")
+                throw CardServiceError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")
             }
             return file
-        } catch let error as CardLuaError {
+        } catch let error as CardServiceError {
             throw error
         } catch {
-            throw CardLuaError(kind: "pairing_store", "pairing store \(path) is unreadable (\(PairingStore.reason(error))); move it away to start a new one")
+            throw CardServiceError(kind: "pairing_store", "pairing store \(path) is unreadable (\(PairingStore.reason(error))); move it away to start a new one")
         }
     }
 
@@ -172,13 +179,13 @@ final class PairingStore {
         var existing = stat()
         if stat(folder, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFDIR else {
-                throw CardLuaError(kind: "pairing_store", "pairing store folder \(folder) is not a folder")
+                throw CardServiceError(kind: "pairing_store", "pairing store folder \(folder) is not a folder")
             }
         } else {
             let parent = PathText.parent(folder)
             if !parent.isEmpty && parent != folder { try makeFolder(parent) }
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-                throw CardLuaError(kind: "pairing_store", "cannot create pairing store folder \(folder): \(String(cString: strerror(errno)))")
+                throw CardServiceError(kind: "pairing_store", "cannot create pairing store folder \(folder): \(String(cString: strerror(errno)))")
             }
             return
         }
@@ -188,8 +195,8 @@ final class PairingStore {
         }
     }
 
-    private func ioError(_ path: String, _ operation: String) -> CardLuaError {
-        CardLuaError(kind: "pairing_store", "pairing store \(path): \(operation) failed: \(String(cString: strerror(errno)))")
+    private func ioError(_ path: String, _ operation: String) -> CardServiceError {
+        CardServiceError(kind: "pairing_store", "pairing store \(path): \(operation) failed: \(String(cString: strerror(errno)))")
     }
 
     private static func reason(_ error: Error) -> String {
@@ -214,12 +221,5 @@ final class PairingStore {
     static func passwdHome() -> String {
         guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return "/" }
         return String(cString: directory)
-    }
-}
-
-/// Overwrites a byte array the binding owns (explicit_bzero is not optimised away).
-func zero(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { raw in
-        if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
     }
 }
