@@ -115,7 +115,7 @@ struct TokenPay: ParsableCommand {
             if let output { try OutputFile.create(output, text: payment.armored + "\n") }
             let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
             if json {
-                try printJSON(["payment": payment.armored, "amount": amount, "unit": parsed.unit,
+                try printJSON(["payment": payment.armored, "amount": amount, "unit": parsed.unit, "file": output as Any,
                                "tokens": payment.chains.map { Hex.encode($0.token.token.id) }])
             } else if output == nil {
                 print(payment.armored)

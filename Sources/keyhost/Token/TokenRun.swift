@@ -70,7 +70,7 @@ struct TokenRun: ParsableCommand {
             if json {
                 try printJSON([
                     "token_id": Hex.encode(signed.receipt.token.token.id), "receipt_id": Hex.encode(signed.id), "now": signed.receipt.now,
-                    "effects": signed.receipt.effects.map(jsonValue), "receipt": signed.armored,
+                    "effects": signed.receipt.effects.map(jsonValue), "receipt": signed.armored, "file": receipt as Any,
                 ])
                 return
             }
