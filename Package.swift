@@ -112,7 +112,8 @@ let package = Package(
         // The card services both front ends share (keyhost's commands and the Lua binding): sessions, pairing and
         // its store, secrets, reader choice, structured errors. Plain Swift values and `Record` results: no Lua here.
         .target(name: "KeyhostServices", dependencies: [
-            "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "CKeyhostProcess",
+            "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "KeyhostLedger", "KeyhostHTTP",
+            "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 
         // Thin Lua modules over the domain modules and the services.

@@ -1,5 +1,6 @@
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostTokens
 
 /// The JSON the ledger speaks (docs/ledger.md): the HTTP API's bodies, the lines keyhost and a
 /// `keyhost-ledger pipe` child exchange, and the CLI's `--json`. Written as `Record`s, read with
@@ -101,6 +102,28 @@ public enum LedgerJSON {
                 proof = text
             }
             return LedgerResultRow(tokenID: id, result: result, proof: proof)
+        }
+    }
+
+    /// Rows read from a ledger's answer as deposit results: a double spend must carry a proof that
+    /// reads (whether it verifies is for the depositor to check); anything else is a `protocol` error
+    /// naming `source`.
+    public static func depositResults(_ rows: [LedgerResultRow], from source: String) throws -> [DepositResult<FraudProof>] {
+        try rows.map { row in
+            guard let id = try? Hex.decode(row.tokenID), id.count == 32 else {
+                throw LedgerError(kind: "protocol", message: "\(source): a deposit result's token id is not 32 bytes of hex")
+            }
+            switch row.result {
+            case "accepted": return .accepted(tokenID: id)
+            case "already_deposited": return .alreadyDeposited(tokenID: id)
+            case "double_spend":
+                guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)) else {
+                    throw LedgerError(kind: "protocol", message: "\(source): token \(row.tokenID): a double spend without a proof that reads")
+                }
+                return .doubleSpend(tokenID: id, proof: proof)
+            default:
+                throw LedgerError(kind: "protocol", message: "\(source): token \(row.tokenID): unknown result \(row.result.prefix(40).debugDescription)")
+            }
         }
     }
 

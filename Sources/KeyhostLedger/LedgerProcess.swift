@@ -109,23 +109,7 @@ public final class LedgerProcess: TokenLedgerConnection {
     public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
         let request = Record.object([("deposit", LedgerJSON.depositBody(chains.map(\.armored)))])
         let answer = try call(request, during: "depositing")
-        let rows = try LedgerJSON.parseResults(answer, count: chains.count)
-        return try rows.map { row in
-            guard let id = try? Hex.decode(row.tokenID), id.count == 32 else {
-                throw LedgerError(kind: "protocol", message: "\(displayName): a deposit result's token id is not 32 bytes of hex")
-            }
-            switch row.result {
-            case "accepted": return .accepted(tokenID: id)
-            case "already_deposited": return .alreadyDeposited(tokenID: id)
-            case "double_spend":
-                guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)) else {
-                    throw LedgerError(kind: "protocol", message: "\(displayName): token \(row.tokenID): a double spend without a proof that reads")
-                }
-                return .doubleSpend(tokenID: id, proof: proof)
-            default:
-                throw LedgerError(kind: "protocol", message: "\(displayName): token \(row.tokenID): unknown result \(row.result.prefix(40).debugDescription)")
-            }
-        }
+        return try LedgerJSON.depositResults(try LedgerJSON.parseResults(answer, count: chains.count), from: displayName)
     }
 
     public func stats() throws -> LedgerStats {

@@ -67,6 +67,33 @@ import Testing
         #expect(s3 == 0 && o3 == "tokens deposited: 1\ndouble spends seen: 0\n  EUR-cent: 7 in 1 token\n", "\(o3)")
     }
 
+    /// Lua reaches the same service with `token.ledger.open("http://…")`: deposits, a repeat, the
+    /// totals, and a refusal that keeps the service's kind and the chain's index.
+    @Test func luaDepositsThroughTheService() throws {
+        let db = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
+        let issuer = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+        let (server, address) = try Child.ledgerServer(db: db, issuers: [issuer])
+        defer { server.kill(SIGTERM); server.wait() }
+        let token = try Fixtures.token(value: 7)
+        let chain = try Fixtures.deposit(token, via: 2).armored
+        let foreign = try Fixtures.deposit(try Fixtures.token(value: 3, issuer: Fixtures.otherIssuer), via: 1).armored
+        let script = try temporaryFile("""
+            local token = require "keyhost.token"
+            local ledger <close> = token.ledger.open("\(address)")
+            local first = ledger:deposit { "\(chain)" }
+            local again = ledger:deposit { "\(chain)" }
+            local stats = ledger:stats()
+            local ok, err = pcall(ledger.deposit, ledger, { "\(chain)", "\(foreign)" })
+            print(first[1].result, again[1].result, stats.tokens, stats.totals["EUR-cent"], ok, err.kind, err.index)
+            local down = pcall(function() return token.ledger.open("http://127.0.0.1:1"):stats() end)
+            local _, unavailable = pcall(function() return token.ledger.open("http://127.0.0.1:1"):stats() end)
+            print(down, unavailable.kind)
+            """)
+        let (status, output) = try keyhost(["run", script])
+        #expect(status == 0, "\(output)")
+        #expect(output == "accepted\talready_deposited\t1\t7\tfalse\tunknown_issuer\t2\nfalse\tunavailable\n", "\(output)")
+    }
+
     /// Nothing listening: a one-line error naming the request and the cause, exit 1.
     @Test func ledgerNotRunning() throws {
         let (status, output) = try keyhost(["token", "ledger", "stats", "--ledger", "http://127.0.0.1:1"])

@@ -1,13 +1,13 @@
 import KeyhostCrypto
 import KeyhostLedger
+import KeyhostServices
 import KeyhostTokens
 import LuaRuntime
 import KeyhostWorkerProcess
 
-/// `keyhost.token.ledger`: an issuer's ledger opened directly on its database, as
-/// `keyhost token deposit --ledger sqlite:FILE|postgres://…` does: a SQLite file is verified and
-/// recorded in this process, a PostgreSQL database in a `keyhost-ledger` child process
-/// (`TokenLedgers.open`). The ledger's service is reached from the shell.
+/// `keyhost.token.ledger`: an issuer's ledger, opened as `keyhost token deposit --ledger …` opens it
+/// (`LedgerConnections.open`): a SQLite file is verified and recorded in this process, a PostgreSQL
+/// database in a `keyhost-ledger` child process, a ledger service over HTTP.
 final class TokenLedgerObject: LuaObject {
     private var ledger: (any TokenLedgerConnection)?
     let location: String
@@ -26,6 +26,7 @@ final class TokenLedgerObject: LuaObject {
 
     var luaDescription: String {
         guard let ledger else { return "\(Self.luaTypeName) (closed)" }
+        if ledger.issuerCount == 0 { return "\(Self.luaTypeName)(\(ledger.displayName))" }
         return "\(Self.luaTypeName)(\(ledger.displayName), \(ledger.issuerCount) issuer\(ledger.issuerCount == 1 ? "" : "s"))"
     }
 
@@ -39,13 +40,17 @@ final class TokenLedgerObject: LuaObject {
     static func open(_ ctx: LuaContext) throws -> TokenLedgerObject {
         let text = try ctx.string(1)
         let opts = try Options(ctx, 2, allowed: ["issuers"])
-        guard case .table(let list) = opts["issuers"], !list.array.isEmpty, list.fields.isEmpty else {
-            throw LuaArgumentError(2, "option 'issuers' is required: a list of the issuers this ledger serves (x-only keys)")
+        var issuers: [XOnlyPublicKey] = []
+        // A service knows its issuers; a database must be told which it serves.
+        if !LedgerConnections.isService(text) || !opts["issuers"].isNil {
+            guard case .table(let list) = opts["issuers"], !list.array.isEmpty, list.fields.isEmpty else {
+                throw LuaArgumentError(2, "option 'issuers' is required: a list of the issuers this ledger serves (x-only keys)")
+            }
+            issuers = try list.array.enumerated().map { n, value in
+                try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
+            }
         }
-        let issuers = try list.array.enumerated().map { n, value in
-            try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
-        }
-        return try tokenCall { TokenLedgerObject(try TokenLedgers.open(text, issuers: issuers, worker: WorkerRunner.currentExecutable)) }
+        return try tokenCall { TokenLedgerObject(try LedgerConnections.open(text, issuers: issuers, worker: WorkerRunner.currentExecutable)) }
     }
 
     static let luaMethods: [String: LuaMethod<TokenLedgerObject>] = [

@@ -13,14 +13,21 @@ import LuaRuntime
 public struct TokenBindingError: Error, LuaErrorConvertible, CustomStringConvertible {
     public let kind: String
     public let message: String
+    /// The position of the chain a ledger refused, in the list the script gave (from 1).
+    public let index: Int?
 
-    public init(kind: String, _ message: String) {
+    public init(kind: String, _ message: String, index: Int? = nil) {
         self.kind = kind
         self.message = message
+        self.index = index
     }
 
     public var description: String { message }
-    public var luaErrorFields: LuaTable { LuaTable(["kind": .text(kind)]) }
+    public var luaErrorFields: LuaTable {
+        var fields = LuaTable(["kind": .text(kind)])
+        if let index { fields["index"] = .integer(Int64(index)) }
+        return fields
+    }
 }
 
 /// Runs `body`, turning wallet and token errors into structured Lua errors (card errors already are).
@@ -30,7 +37,7 @@ func tokenCall<R>(_ body: () throws -> R) throws -> R {
         case let error as WalletError: throw TokenBindingError(kind: error.kind, error.message)
         case let error as TokenError: throw TokenBindingError(kind: error.kind, error.message)
         case let error as RecordConversion.Failure: throw TokenBindingError(kind: "invalid", error.description)
-        case let error as LedgerError: throw TokenBindingError(kind: error.kind, error.message)
+        case let error as LedgerError: throw TokenBindingError(kind: error.kind, error.message, index: error.index.map { $0 + 1 })
         default: throw error
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostServices
 import KeyhostCrypto
 import KeyhostLedger
 import KeyhostPlayer
@@ -44,9 +45,6 @@ struct TokenDeposit: ParsableCommand {
         return try wallet.depositChains(ids: tokens, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
     }
 
-    /// Requests stay well under the service's default 4 MiB body limit.
-    static let batchBytes = 3 << 20
-
     func run() throws {
         var failed = false
         try Failure.exitOnError {
@@ -62,7 +60,7 @@ struct TokenDeposit: ParsableCommand {
                 }
             }
             if !ids.isEmpty { chains += try walletChains(ids) }
-            let rows = try ledger.hasPrefix("http") ? viaService(chains.map(\.armored)) : direct(chains)
+            let rows = try deposit(chains)
             // A proof the ledger returns is checked here, programs re-run, not taken on its word; one warm
             // worker (started only if a proof comes back) serves them all.
             let proofRunner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
@@ -93,28 +91,10 @@ struct TokenDeposit: ParsableCommand {
         if failed { throw ExitCode(1) }
     }
 
-    private func viaService(_ armored: [String]) throws -> [LedgerResultRow] {
-        let client = try LedgerClient(ledger)
-        var rows: [LedgerResultRow] = []
-        var batch: [String] = []
-        var size = 0
-        for chain in armored {
-            if !batch.isEmpty && (size + chain.utf8.count > Self.batchBytes || batch.count >= TokenLedger.maxBatch) {
-                rows += try client.deposit(batch)
-                batch = []
-                size = 0
-            }
-            batch.append(chain)
-            size += chain.utf8.count + 4
-        }
-        if !batch.isEmpty { rows += try client.deposit(batch) }
-        return rows
-    }
-
-    /// Into the database: SQLite in this process, PostgreSQL through a keyhost-ledger child.
-    private func direct(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
-        let issuers = try LedgerIssuers.parse(issuer)
-        let connection = try TokenLedgers.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable)
+    /// Into the ledger: SQLite in this process, PostgreSQL through a keyhost-ledger child, a service over HTTP.
+    private func deposit(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
+        let issuers = LedgerConnections.isService(ledger) ? [] : try LedgerIssuers.parse(issuer)
+        let connection = try LedgerConnections.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable)
         defer { connection.close() }
         var rows: [LedgerResultRow] = []
         var start = 0

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostServices
 import CKeyhostProcess
 import KeyhostLedger
 import KeyhostLedgerCommand
@@ -60,11 +61,14 @@ struct TokenLedgerStats: ParsableCommand {
             switch (db, ledger) {
             case (let db?, nil):
                 try CommandLinePassword.refuse(db, option: "--db")
-                let connection = try TokenLedgers.open(db, issuers: [], worker: WorkerRunner.currentExecutable)
+                let connection = try LedgerConnections.open(db, issuers: [], worker: WorkerRunner.currentExecutable)
                 defer { connection.close() }
                 stats = try connection.stats()
             case (nil, let url?):
-                stats = try LedgerClient(url).stats()
+                guard LedgerConnections.isService(url) else { throw Failure.message("--ledger takes the service's http://HOST:PORT; a database goes with --db") }
+                let connection = try LedgerConnections.open(url, issuers: [], worker: WorkerRunner.currentExecutable)
+                defer { connection.close() }
+                stats = try connection.stats()
             default:
                 throw Failure.message("give one of --db sqlite:FILE|postgres://… or --ledger http://HOST:PORT")
             }

@@ -1,0 +1,96 @@
+// URL and Data only: FoundationEssentials (full Foundation would bring ICU).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import KeyhostHTTP
+import KeyhostLedger
+import KeyhostRecord
+import KeyhostTokens
+
+/// A ledger service (`keyhost token ledger serve`) reached over HTTP, as one more kind of ledger
+/// connection: the command line and Lua deposit into it and read its totals the way they use a
+/// database. The service checks the chains itself (its issuers are its own); what it answers is
+/// read strictly, and a proof it returns is the caller's to verify.
+public final class HTTPTokenLedger: TokenLedgerConnection {
+    public let displayName: String
+    /// The service knows its issuers; this side never needs them.
+    public let issuerCount = 0
+    private let base: URL
+    private let timeout: Double
+    private var closed = false
+
+    /// The most chain text one request carries: well under the service's default 4 MiB body limit.
+    public static let batchBytes = 3 << 20
+
+    /// `http://HOST:PORT` or `https://…`; `timeout` bounds each request, in seconds.
+    public init(_ text: String, timeout: Double = 60) throws {
+        guard text.hasPrefix("http://") || text.hasPrefix("https://"), let url = URL(string: text), url.host != nil else {
+            throw LedgerError(kind: "location", message: "the ledger's address must be http://HOST:PORT, got \(String(text.prefix(80)).debugDescription)")
+        }
+        base = url
+        displayName = url.absoluteString
+        self.timeout = timeout
+    }
+
+    /// Deposits in requests of at most `TokenLedger.maxBatch` chains and `batchBytes` bytes; results in order.
+    public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
+        try live()
+        var results: [DepositResult<FraudProof>] = []
+        var batch: [String] = []
+        var size = 0
+        func send() throws {
+            let object = try expectOK(try call("POST", "/v1/deposit", body: LedgerJSON.depositBody(batch)), shiftingBy: results.count)
+            results += try LedgerJSON.depositResults(try LedgerJSON.parseResults(object, count: batch.count), from: displayName)
+            batch = []
+            size = 0
+        }
+        for chain in chains.map(\.armored) {
+            if !batch.isEmpty && (size + chain.utf8.count > Self.batchBytes || batch.count >= TokenLedger.maxBatch) { try send() }
+            batch.append(chain)
+            size += chain.utf8.count + 4
+        }
+        if !batch.isEmpty { try send() }
+        return results
+    }
+
+    public func stats() throws -> LedgerStats {
+        try live()
+        return try LedgerJSON.parseStats(try expectOK(try call("GET", "/v1/stats"), shiftingBy: 0))
+    }
+
+    public func close() { closed = true }
+
+    private func live() throws {
+        if closed { throw LedgerError(kind: "store", message: "\(displayName): the ledger is closed") }
+    }
+
+    /// The parsed JSON answer and its status; no answer, or one that is not JSON, is `unavailable`.
+    private func call(_ method: String, _ path: String, body: Record? = nil) throws -> (status: Int, object: JSONValue) {
+        let target = "\(method) \(displayName)\(path)"
+        let answer: OneShotHTTP.Answer
+        do {
+            answer = try OneShotHTTP.send(method, base.appendingPathComponent(path), body: body.map { Data(LedgerJSON.encode($0)) },
+                                          contentType: body == nil ? nil : "application/json", timeout: timeout)
+        } catch {
+            throw LedgerError(kind: "unavailable", message: "ledger \(target): \(error); is the ledger running?")
+        }
+        guard let object = try? JSONValue.parse([UInt8](answer.body), maxBytes: 256 << 20) else {
+            throw LedgerError(kind: "protocol", message: "ledger \(target): the answer is not JSON (HTTP \(answer.status)); is this a keyhost ledger?")
+        }
+        return (answer.status, object)
+    }
+
+    /// The answer's object when it is a 200; else the service's own error, its kind and the index of
+    /// the chain it names (counted over every chain given, not just this request's) kept.
+    private func expectOK(_ answer: (status: Int, object: JSONValue), shiftingBy offset: Int) throws -> JSONValue {
+        guard answer.status == 200 else {
+            guard let error = LedgerJSON.parseError(answer.object) else {
+                throw LedgerError(kind: "protocol", message: "ledger \(displayName): HTTP \(answer.status) without an error message")
+            }
+            throw offset == 0 ? error : error.shifted(by: offset)
+        }
+        return answer.object
+    }
+}
