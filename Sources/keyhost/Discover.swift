@@ -40,7 +40,7 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("An account-level extended public key (xpub, ypub, zpub, tpub, ...).", valueName: "key"))
     var xpub: String?
 
-    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR.", valueName: "var"))
+    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given).", valueName: "var"))
     var mnemonicEnv: String?
 
     @Option(help: ArgumentHelp("Read the BIP39 passphrase from environment variable VAR (with --mnemonic-env).", valueName: "var"))
@@ -141,14 +141,17 @@ struct Discover: ParsableCommand {
         return out
     }
 
+    /// --mnemonic-env's variable, or KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given.
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: xpub != nil || card != nil) }
+
     func validate() throws {
         if mnemonic != nil {
             throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
                 + "put it in an environment variable and pass its name: --mnemonic-env VAR")
         }
-        let keySources = [xpub.map { _ in "--xpub" }, mnemonicEnv.map { _ in "--mnemonic-env" }, card.map { _ in "--card" }].compactMap { $0 }
+        let keySources = [xpub.map { _ in "--xpub" }, mnemonicVariable.map { _ in "--mnemonic-env" }, card.map { _ in "--card" }].compactMap { $0 }
         guard keySources.count == 1 else {
-            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR or --card [READER]"
+            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR (or set KEYHOST_MNEMONIC) or --card [READER]"
                 : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
         }
         // Decided by the decoded version bytes (Ltpv, dgpv, " zprv…" all are private), never by prefix text.
@@ -156,7 +159,7 @@ struct Discover: ParsableCommand {
             throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
                 + "Give the account's extended public key, or the mnemonic with --mnemonic-env")
         }
-        if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual") }
         if trust.given && card == nil { throw ValidationError("--trusted-ca goes with --card") }
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
@@ -237,7 +240,7 @@ struct Discover: ParsableCommand {
             do { source = try ExtendedPublicKeySource(xpub) } catch { throw Failure.message("--xpub: \(error)") }
             family = source.key.family
             keys = source
-        } else if let mnemonicEnv {
+        } else if let mnemonicEnv = mnemonicVariable {
             let phrase = try environmentValue(mnemonicEnv, what: "the mnemonic")
             let mnemonic: Mnemonic
             do { mnemonic = try Mnemonic(phrase: phrase) } catch {

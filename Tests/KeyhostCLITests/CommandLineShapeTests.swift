@@ -57,6 +57,29 @@ import Testing
         #expect(preamble.stdout.contains("7\n"), "\(preamble.stdout)")
     }
 
+    /// Every command with a key source reads KEYHOST_MNEMONIC when no source is named, as `keyhost key` does.
+    @Test func keyhostMnemonicIsTheDefaultKeySourceEverywhere() throws {
+        let words = EthCommandTests.words
+        let dir = try Keyhost.scratch(["tx.json": EthCommandTests.tx1559, "t.psbt": try PSBTCommandTests.make([PSBTCommandTests.p2wpkh]),
+                                       "used.txt": "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["KEYHOST_MNEMONIC": words]
+        let eth = try Keyhost.run(["eth", "sign-tx", "tx.json", "--json"], cwd: dir, environment: env)
+        #expect(eth.status == 0, "\(eth.stderr)")
+        #expect(eth.stdout.contains(EthCommandTests.address), "\(eth.stdout)")
+        let psbt = try Keyhost.run(["psbt", "sign", "t.psbt", "-o", "s.psbt"], cwd: dir, environment: env)
+        #expect(psbt.status == 0, "\(psbt.stderr)")
+        #expect(psbt.stderr.contains("signed 1 of 1 inputs"))
+        let discover = try Keyhost.run(["discover", "--source", "index:used.txt", "--gap-limit", "2", "--json"], cwd: dir, environment: env)
+        #expect(discover.status == 0, "\(discover.stderr)")
+        #expect(discover.stdout.contains("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"))
+        #expect(try Keyhost.run(["key", "address", "--path", "m/84'/0'/0'/0/0"], cwd: dir, environment: env).stdout
+            .contains("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"))
+        // Unset, each still asks for a source, naming the variable.
+        let none = try Keyhost.run(["eth", "sign-tx", "tx.json"], cwd: dir)
+        #expect(none.status == 64 && none.stderr.contains("KEYHOST_MNEMONIC"), "\(none.stderr)")
+    }
+
     @Test func repeatedEvaluateOptionsShareOneState() throws {
         let run = try Keyhost.run(["-e", "x = 20", "-e", "return x + 1", "-ereturn x * 2"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -11,7 +11,7 @@ import KeyhostCrypto
 
 /// Where the signing key comes from: a mnemonic in the environment or a card, and the derivation path.
 struct EthKeyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR.", valueName: "var"))
+    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC when it is set and --card is not given).", valueName: "var"))
     var mnemonicEnv: String?
 
     @Option(help: ArgumentHelp("With --mnemonic-env: read the BIP39 passphrase from environment variable VAR.", valueName: "var"))
@@ -26,18 +26,22 @@ struct EthKeyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The derivation path of the signing key.", valueName: "path"))
     var path = "m/44'/60'/0'/0/0"
 
+    /// --mnemonic-env's variable, or KEYHOST_MNEMONIC by default.
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: card) }
+
     func validate() throws {
-        if card == (mnemonicEnv != nil) {
-            throw ValidationError(card ? "give one key source: --card or --mnemonic-env VAR, not both" : "give a key source: --mnemonic-env VAR or --card")
+        if card && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
+        if !card && mnemonicVariable == nil {
+            throw ValidationError("give a key source: --mnemonic-env VAR (or set KEYHOST_MNEMONIC) or --card")
         }
         if !card && cardOptions.given { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
-        if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
     }
 
     /// A signer for 32-byte digests; `close` releases the card. The address is the signer's, for output and checks.
     func signer() throws -> EthDigestSigner {
-        if let mnemonicEnv {
+        if let mnemonicEnv = mnemonicVariable {
             let phrase = try environmentValue(mnemonicEnv, what: "the mnemonic")
             let mnemonic: Mnemonic
             do { mnemonic = try Mnemonic(phrase: phrase) } catch {

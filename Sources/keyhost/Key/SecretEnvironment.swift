@@ -13,6 +13,15 @@ enum SecretEnvironment {
     /// Where the mnemonic is looked for when no --mnemonic-env is given.
     static let defaultMnemonicVariable = "KEYHOST_MNEMONIC"
 
+    /// The variable a command reads its mnemonic from: `given` (--mnemonic-env), else KEYHOST_MNEMONIC
+    /// when it is set and no other key source (--card, --xpub) was named. The same rule for every
+    /// command that takes a key source.
+    static func mnemonicVariable(_ given: String?, otherSource: Bool) -> String? {
+        if let given { return given }
+        guard !otherSource, let value = getenv(defaultMnemonicVariable), value.pointee != 0 else { return nil }
+        return defaultMnemonicVariable
+    }
+
     /// The longest phrase typed at the prompt: the mnemonic limit, so a long 24-word phrase is never cut short.
     static let promptCapacity = InputLimit.mnemonic
 

@@ -6,7 +6,7 @@ import KeyhostCrypto
 
 /// Where signing keys come from for `keyhost psbt`: a mnemonic in the environment or a Keycard.
 struct PSBTKeyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR.", valueName: "var"))
+    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC when it is set and --card is not given).", valueName: "var"))
     var mnemonicEnv: String?
 
     @Option(help: ArgumentHelp("With --mnemonic-env: read the BIP39 passphrase from environment variable VAR.", valueName: "var"))
@@ -21,7 +21,10 @@ struct PSBTKeyOptions: ParsableArguments {
     @Option(help: .hidden) var mnemonic: String?
     @Option(help: .hidden) var pin: String?
 
-    var given: Bool { card || mnemonicEnv != nil }
+    /// --mnemonic-env's variable, or KEYHOST_MNEMONIC by default.
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: card) }
+
+    var given: Bool { card || mnemonicVariable != nil }
 
     func validate() throws {
         if mnemonic != nil {
@@ -31,14 +34,14 @@ struct PSBTKeyOptions: ParsableArguments {
         try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
         if card && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
         if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
-        if passphraseEnv != nil && mnemonicEnv == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         try cardOptions.validate()
     }
 
     /// The key source, opened (mnemonic read and checked, card PIN verified); `close` releases it.
     func open() throws -> (source: PSBTKeySource, connection: CardConnection?)? {
-        if let mnemonicEnv {
-            let (phrase, origin) = try SecretEnvironment.mnemonic(variable: mnemonicEnv, alternatives: "; or use --card")
+        if let mnemonicVariable {
+            let (phrase, origin) = try SecretEnvironment.mnemonic(variable: mnemonicVariable, alternatives: "; or use --card")
             let words = try SecretEnvironment.parse(phrase, origin: origin)
             let passphrase = try SecretEnvironment.passphrase(variable: passphraseEnv)
             return (try HDKeySource(master: HDNode(seed: words.seed(passphrase: passphrase.text))), nil)
