@@ -55,6 +55,10 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
     var cardState: String?
 
+    /// Taken into --card's value by `normalize`; left here only when it cannot be.
+    @Option(help: ArgumentHelp("The reader, as every command names it: --card --reader N|NAME|virtual (the same as --card READER here).", valueName: "reader"))
+    var reader: String?
+
     @OptionGroup var trust: TrustedCAOptions
 
     @Option(help: ArgumentHelp("Read the card PIN from environment variable VAR (default KEYHOST_PIN, else a prompt).", valueName: "var"))
@@ -124,20 +128,38 @@ struct Discover: ParsableCommand {
     /// What a lone `--card` becomes.
     static let firstReader = "@first"
 
-    /// `--card` may stand alone (the first reader); the parser needs a value, so an empty one is put in.
+    /// `--card` may stand alone (the first reader); the parser needs a value, so one is put in. Every
+    /// other command names the reader as `--card --reader N|NAME|virtual`; discover takes that form too
+    /// (folded into `--card`'s value here), besides its own shorter `--card READER`.
     static func normalize(_ arguments: [String]) -> [String] {
         guard arguments.first == "discover" else { return arguments }
+        var args = arguments
+        var reader: String?
+        if let end = args.firstIndex(of: "--") ?? Optional(args.endIndex),
+           let at = args[..<end].firstIndex(where: { $0 == "--reader" || $0.hasPrefix("--reader=") }) {
+            if args[at] == "--reader", at + 1 < end {
+                reader = args[at + 1]
+                args.removeSubrange(at...(at + 1))
+            } else if args[at].hasPrefix("--reader=") {
+                reader = String(args[at].dropFirst("--reader=".count))
+                args.remove(at: at)
+            }
+        }
         var out = [String]()
         var i = 0
-        while i < arguments.count {
-            let argument = arguments[i]
+        var folded = false
+        while i < args.count {
+            let argument = args[i]
             out.append(argument)
-            if argument == "--" { out += arguments[(i + 1)...]; break }
-            if argument == "--card" && (i + 1 == arguments.count || arguments[i + 1].hasPrefix("-")) {
-                out.append(firstReader)
+            if argument == "--" { out += args[(i + 1)...]; break }
+            if argument == "--card" && (i + 1 == args.count || args[i + 1].hasPrefix("-")) {
+                out.append(reader ?? firstReader)
+                folded = reader != nil
             }
             i += 1
         }
+        // --reader with --card READER, or without --card: left for validate() to name.
+        if let reader, !folded { out += ["--reader", reader] }
         return out
     }
 
@@ -160,7 +182,11 @@ struct Discover: ParsableCommand {
                 + "Give the account's extended public key, or the mnemonic with --mnemonic-env")
         }
         if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
-        if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual") }
+        if let reader {
+            throw ValidationError(card == nil ? "--reader goes with --card: --card --reader \(reader)"
+                : "give the reader once: --card --reader \(reader), or --card \(reader)")
+        }
+        if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual (or --card --reader virtual)") }
         if trust.given && card == nil { throw ValidationError("--trusted-ca goes with --card") }
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
         if json && csv { throw ValidationError("--json and --csv exclude each other") }

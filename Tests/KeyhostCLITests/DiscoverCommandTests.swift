@@ -321,6 +321,15 @@ struct DiscoverCommandTests {
         #expect(!viaCard.stdout.contains("123456") && !viaCard.stderr.contains("123456"))
         let table = try Keyhost.run(["discover", "--card", "virtual", "--card-state", state, "--source", "index:\(index)", "--gap-limit", "5"], environment: env)
         #expect(table.stdout.contains("card: 4 EXPORT KEY for 3 account(s)"))
+        // The form every other command takes names the same card.
+        let common = try Keyhost.run(["discover", "--card", "--reader", "virtual", "--card-state", state, "--source", "index:\(index)", "--gap-limit", "5", "--json"],
+                                     environment: env)
+        #expect(common.status == 0, "\(common.stderr)")
+        #expect(NSArray(array: try json(common.stdout)["accounts"] as? [Any] ?? []).isEqual(to: card["accounts"] as? [Any] ?? [1]))
+        let twice = try Keyhost.run(["discover", "--card", "virtual", "--reader", "virtual", "--source", "index:\(index)"], environment: env)
+        #expect(twice.status == 64 && twice.stderr.contains("give the reader once"), "\(twice.stderr)")
+        let alone = try Keyhost.run(["discover", "--reader", "virtual", "--mnemonic-env", "W", "--source", "index:\(index)"], environment: env)
+        #expect(alone.status == 64 && alone.stderr.contains("--reader goes with --card"), "\(alone.stderr)")
     }
 
     @Test(arguments: [
