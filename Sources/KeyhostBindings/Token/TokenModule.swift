@@ -101,7 +101,7 @@ enum TokenModule {
         let holder = try TokenArguments.holder(opts["to"], ctx, position: 1)
         // The issuer's key in software, or on a 4.x Keycard (BIP340 Schnorr at a path).
         var key: PrivateKey?
-        var cardIssuer: (card: KeycardCommandSet, path: KeyPath, key: XOnlyPublicKey)?
+        var cardIssuer: CardIssuer?
         if case .reference(let ref) = opts["issuer_card"] {
             guard opts["issuer_key"].isNil else { throw LuaArgumentError(1, "give 'issuer_key' or 'issuer_card', not both") }
             let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'issuer_card'")
@@ -110,9 +110,7 @@ enum TokenModule {
             }
             let card = try session.live()
             try TokenWalletObject.requireVerified(session)
-            let path = try CardHolder.path(pathText)
-            let xonly = try cardCall("EXPORT KEY") { try CardHolder.publicKey(card, at: path).xOnly }
-            cardIssuer = (card, path, xonly)
+            cardIssuer = try cardCall("EXPORT KEY") { try CardIssuer(card: card, path: pathText) }
         } else if !opts["issuer_card"].isNil {
             throw LuaArgumentError(1, "option 'issuer_card' must be a \(CardSessionObject.luaTypeName), got \(opts["issuer_card"].typeName)")
         } else if opts.has("issuer_path") {
@@ -172,13 +170,7 @@ enum TokenModule {
             )
             if let key { return TokenArmor.armor(try SignedToken.issue(token, issuerKey: key)) }
             let issuer = cardIssuer!
-            try token.validate()
-            let signature = try cardCall("SIGN") { try issuer.card.signSchnorr(digest: SignedToken.digest(of: token), path: issuer.path) }
-            let signed = SignedToken(token: token, signature: signature.signature)
-            guard signed.signatureIsValid else {
-                throw TokenBindingError(kind: "signing", "the card's Schnorr signature does not verify with its key at \(issuer.path)")
-            }
-            return TokenArmor.armor(signed)
+            return TokenArmor.armor(try cardCall("SIGN") { try issuer.issue(token) })
         }
     }
 }

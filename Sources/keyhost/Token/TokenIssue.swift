@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeyhostRecord
+import KeyhostServices
 import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
@@ -52,7 +53,16 @@ struct TokenIssue: ParsableCommand {
     var timeLimit: Double?
 
     @Option(help: ArgumentHelp("The environment variable holding the issuer's private key or mnemonic.", valueName: "name"))
-    var issuerKeyEnv: String
+    var issuerKeyEnv: String?
+
+    @Flag(help: "Sign with an issuer key on a Keycard (applet 4.x: BIP340 Schnorr), at --issuer-path; PIN from KEYHOST_PIN, else a prompt.")
+    var issuerCard = false
+
+    @Option(help: ArgumentHelp("With --issuer-card: the issuer key's absolute path on the card, e.g. m/7419'/0'/0'.", valueName: "path"))
+    var issuerPath: String?
+
+    /// --reader, --card-state and --trusted-ca, as every command that opens a Keycard takes them.
+    @OptionGroup var cardOptions: TokenCardOptions
 
     @Option(name: [.short, .long], help: ArgumentHelp("Write the token to this new file (mode 0600) instead of standard output.", valueName: "file"))
     var output: String?
@@ -61,6 +71,14 @@ struct TokenIssue: ParsableCommand {
     var json = false
 
     func validate() throws {
+        if issuerCard == (issuerKeyEnv != nil) {
+            throw ValidationError(issuerCard ? "give one issuer key: --issuer-key-env VAR or --issuer-card, not both"
+                : "give the issuer's key: --issuer-key-env VAR, or --issuer-card with --issuer-path PATH")
+        }
+        if issuerCard && issuerPath == nil { throw ValidationError("--issuer-card needs --issuer-path PATH, the issuer key's path on the card, e.g. m/7419'/0'/0'") }
+        if !issuerCard && issuerPath != nil { throw ValidationError("--issuer-path goes with --issuer-card") }
+        if !issuerCard && cardOptions.given { throw ValidationError("--reader, --card-state and --trusted-ca go with --issuer-card") }
+        try cardOptions.validate()
         if instructionLimit == 0 { throw ValidationError("--instruction-limit must be at least 1, got 0") }
         if let memoryLimit, !(1...(1 << 20)).contains(memoryLimit) {
             throw ValidationError("--memory-limit must be between 1 and 1048576 MiB, got \(memoryLimit)")
@@ -78,10 +96,13 @@ struct TokenIssue: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
-            guard let secret = getenv(issuerKeyEnv).map({ String(cString: $0) }), !secret.isEmpty else {
-                throw Failure.message("the environment variable \(issuerKeyEnv) (--issuer-key-env) is not set: put the issuer's private key (hex) or mnemonic there")
+            var software: PrivateKey?
+            if let issuerKeyEnv {
+                guard let secret = getenv(issuerKeyEnv).map({ String(cString: $0) }), !secret.isEmpty else {
+                    throw Failure.message("the environment variable \(issuerKeyEnv) (--issuer-key-env) is not set: put the issuer's private key (hex) or mnemonic there")
+                }
+                software = try IssuerKey.from(secret: secret)
             }
-            let key = try IssuerKey.from(secret: secret)
             let holderBytes = try? Hex.decode(to)
             guard let holderBytes, holderBytes.count == 33, let holder = try? PublicKey(bytes: holderBytes) else {
                 throw Failure.message("--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
@@ -91,8 +112,20 @@ struct TokenIssue: ParsableCommand {
             // The program must at least compile: a token that can never run is a mistake best caught now.
             let compiled = try Self.compile(code, chunkName: "=" + program, dump: precompile)
             if precompile { code = compiled }
+            // The issuer's key: read from the environment above, or on a card, opened only now, once the
+            // command line and the program checked out, so a mistake costs no PIN entry.
+            var key: PrivateKey?
+            var connection: CardConnection?
+            var cardIssuer: CardIssuer?
+            defer { connection?.close() }
+            if let software { key = software } else {
+                connection = try cardOptions.connect()
+                do { cardIssuer = try CardIssuer(card: connection!.card, path: issuerPath!) } catch {
+                    throw CardServiceError.from(error, command: "EXPORT KEY")
+                }
+            }
             let token = Token(
-                id: secureRandomBytes(32), issuer: key.publicKey.xOnly, value: value, unit: unit,
+                id: secureRandomBytes(32), issuer: key?.publicKey.xOnly ?? cardIssuer!.key, value: value, unit: unit,
                 notBefore: notBefore.flatMap(UnixTime.parse), expires: expires.flatMap(UnixTime.parse),
                 program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder,
                 policy: TokenPolicy(
@@ -100,7 +133,12 @@ struct TokenIssue: ParsableCommand {
                     timeMillis: timeLimit.map { UInt64(($0 * 1000).rounded(.up)) }
                 )
             )
-            let signed = try SignedToken.issue(token, issuerKey: key)
+            let signed: SignedToken
+            if let key {
+                signed = try SignedToken.issue(token, issuerKey: key)
+            } else {
+                do { signed = try cardIssuer!.issue(token) } catch { throw CardServiceError.from(error, command: "SIGN") }
+            }
             let line = TokenArmor.armor(signed) + "\n"
             if let output { try OutputFile.create(output, text: line) }
             if json {

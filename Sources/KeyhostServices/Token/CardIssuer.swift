@@ -1,0 +1,41 @@
+import KeyhostCard
+import KeyhostCrypto
+import KeyhostTokens
+
+/// An issuer key on a Keycard (applet 4.x, which signs BIP340 Schnorr): issuing a token with it, the
+/// same for `keyhost token issue --issuer-card` and Lua's `token.issue{issuer_card = …}`. The session
+/// must be open with the PIN verified.
+public struct CardIssuer {
+    public let card: KeycardCommandSet
+    public let path: KeyPath
+    /// The issuer's x-only key, exported from the card at `path`.
+    public let key: XOnlyPublicKey
+
+    /// The card's key at `text` (an absolute path, e.g. `m/7419'/0'/0'`).
+    public init(card: KeycardCommandSet, path text: String) throws {
+        let path: KeyPath
+        do { path = try KeyPath(text) } catch {
+            throw CardServiceError(kind: "invalid", "the issuer key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
+        }
+        guard path.source == .master else {
+            throw CardServiceError(kind: "invalid", "the issuer key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
+        }
+        self.card = card
+        self.path = path
+        key = try CardHolder.publicKey(card, at: path).xOnly
+    }
+
+    /// Signs `token` (whose issuer must be `key`) on the card and checks the signature before handing it out.
+    public func issue(_ token: Token) throws -> SignedToken {
+        try token.validate()
+        guard token.issuer == key else {
+            throw CardServiceError(kind: "invalid", "the token names issuer \(Hex.encode(token.issuer.bytes)), not the card's key at \(path)")
+        }
+        let signature = try card.signSchnorr(digest: SignedToken.digest(of: token), path: path)
+        let signed = SignedToken(token: token, signature: signature.signature)
+        guard signed.signatureIsValid else {
+            throw CardServiceError(kind: "signing", "the card's Schnorr signature does not verify with its key at \(path)")
+        }
+        return signed
+    }
+}
