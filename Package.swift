@@ -18,7 +18,8 @@ func lazyLibrary(_ name: String, apt: [String]) -> Target {
 
 let package = Package(
     name: "keyhost",
-    platforms: [.macOS(.v13)],
+    // keyhost builds for Linux only (Debian's liblua5.4, pcsclite, libsecp256k1, OpenSSL, libedit, SQLite;
+    // Glibc and /proc throughout): no other platform is declared or tested.
     products: [
         .executable(name: "keyhost", targets: ["keyhost"]),
         .executable(name: "keyhost-ledger", targets: ["keyhost-ledger"]),

@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A thread of its own (Foundation's Thread would bring Foundation proper, and ICU, into keyhost).

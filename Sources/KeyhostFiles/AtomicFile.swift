@@ -1,14 +1,8 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
-#if canImport(Glibc)
 private let systemWrite = Glibc.write
-#else
-private let systemWrite = Darwin.write
-#endif
 
 /// Writing a whole file at once: the bytes go to a temporary file in the same folder, which is then renamed
 /// over `path`, so readers see the old file or the new one, never a part (as Foundation's `.atomic` writes did).

@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Reads a file a user named into memory, refusing more than a limit. The limit is checked while reading,

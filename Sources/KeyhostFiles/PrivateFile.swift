@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A file only its owner may read or write (a wallet, a ledger), settled before SQLite opens it.

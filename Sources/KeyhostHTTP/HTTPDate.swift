@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// HTTP dates (RFC 9110 §5.6.7) as Unix seconds, for Retry-After; Foundation's DateFormatter would bring ICU.

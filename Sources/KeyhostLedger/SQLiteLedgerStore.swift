@@ -10,8 +10,6 @@
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 import KeyhostCrypto
 import KeyhostSQLite

@@ -3,8 +3,6 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// An SQLite database file with one connection, safe to share between threads and tasks: every
