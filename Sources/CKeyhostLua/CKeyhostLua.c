@@ -23,43 +23,20 @@ void kh_install(kh_dispatch_fn dispatch, kh_release_fn release) {
 // bounded by what one binding allocates and is caught at the next allocation
 // made by Lua code. A real malloc failure in that window aborts, which is what
 // Swift itself does when it runs out of memory.
+//
+// In the deterministic sandbox (host->arena set) the objects Lua hashes by
+// address (Lua passes their type as osize when ptr is NULL) come from the
+// state's arena (Arena.c). When the arena is full the allocation fails as the
+// cap does; while a Swift frame runs it may not fail, so the object comes from
+// malloc and the run is failed by the cap flag afterwards.
 static void *kh_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-    kh_host *h = (kh_host *)ud;
-    if (ptr == NULL) osize = 0;
-    if (nsize == 0) {
-        free(ptr);
-        h->used -= osize;
-        return NULL;
-    }
-    if (h->limit != 0 && h->enforce && nsize > osize && h->used - osize + nsize > h->limit) {
-        h->cap_hit = 1;
-        return NULL;
-    }
-    void *p = realloc(ptr, nsize);
-    if (p == NULL) {
-        if (!h->enforce) {
-            fputs("keyhost: out of memory\n", stderr);
-            abort();
-        }
-        return NULL;
-    }
-    h->used = h->used - osize + nsize;
-    return p;
-}
-
-// The deterministic sandbox's allocator: kh_alloc's accounting and cap, with the
-// objects Lua hashes by address (Lua passes their type as osize when ptr is
-// NULL) taken from the state's arena. When the arena is full the allocation
-// fails as the cap does; while a Swift frame runs it may not fail, so the
-// object comes from malloc and the run is failed by the cap flag afterwards.
-static void *kh_det_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     kh_host *h = (kh_host *)ud;
     int tag = 0;
     if (ptr == NULL) {
         tag = (int)osize;
         osize = 0;
     }
-    int owned = ptr != NULL && kh_arena_owns(h->arena, ptr);
+    int owned = ptr != NULL && h->arena != NULL && kh_arena_owns(h->arena, ptr);
     if (nsize == 0) {
         if (owned) kh_arena_give(h->arena, ptr, osize);
         else free(ptr);
@@ -71,22 +48,15 @@ static void *kh_det_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     void *p;
-    if (ptr == NULL && tag >= LUA_TTABLE && tag <= LUA_TTHREAD) {
+    if (h->arena != NULL && (owned || (ptr == NULL && tag >= LUA_TTABLE && tag <= LUA_TTHREAD))) {
         p = kh_arena_take(h->arena, nsize);
         if (p == NULL) {
             h->cap_hit = 1;
             if (h->enforce) return NULL;
             p = malloc(nsize);
         }
-    } else if (owned) {
         // Lua never resizes an object; kept correct for any caller all the same.
-        p = kh_arena_take(h->arena, nsize);
-        if (p == NULL) {
-            h->cap_hit = 1;
-            if (h->enforce) return NULL;
-            p = malloc(nsize);
-        }
-        if (p != NULL) {
+        if (p != NULL && owned) {
             memcpy(p, ptr, osize < nsize ? osize : nsize);
             kh_arena_give(h->arena, ptr, osize);
         }
@@ -124,7 +94,7 @@ lua_State *kh_newstate_deterministic(kh_host *host, size_t limit) {
     memset(host, 0, sizeof *host);
     host->arena = kh_arena_create(kh_arena_reservation(limit));
     if (host->arena == NULL) return NULL;
-    lua_State *L = lua_newstate(kh_det_alloc, host);
+    lua_State *L = lua_newstate(kh_alloc, host);
     if (L == NULL) {
         kh_arena_destroy(host->arena);
         host->arena = NULL;

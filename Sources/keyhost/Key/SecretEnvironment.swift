@@ -73,8 +73,3 @@ enum SecretEnvironment {
     }
 }
 
-extension SecretBytes {
-    /// The secret as a String for APIs that take one (BIP39 normalises text). The String cannot be wiped;
-    /// it lives only for the call.
-    var text: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
-}
