@@ -30,6 +30,23 @@ import Testing
         table.sort(items, less)
         """
 
+    /// `holes(seed, s, keyof)`: keys made by `keyof(n, x)` come and go in table `s` beside integer keys,
+    /// by a fixed pseudo-random walk; returns `#s`. Where keys hash decides which border `#` returns.
+    static let holesShape = """
+        local function holes(seed, s, keyof)
+          local live, n, x = {}, 0, seed
+          local function rnd(m) x = (x * 1103515245 + 12345) % 2147483648 return (x >> 8) % m end
+          for step = 1, 80 do
+            local r = rnd(4)
+            if r == 0 then n = n + 1; live[n] = keyof(n, x); s[live[n]] = step
+            elseif r == 1 and n > 0 then s[live[rnd(n) + 1]] = nil
+            elseif r == 2 then s[rnd(24) + 1] = step
+            else s[rnd(24) + 1] = nil end
+          end
+          return #s
+        end
+        """
+
     static let programs: [(String, String)] = [
         ("a fake __metatable does not reveal an address", """
             local t = ...
@@ -70,18 +87,8 @@ import Testing
             local t = ...
             -- Keys hash by address; after removals, whether a new key reuses a slot or makes the
             -- table grow depends on where keys landed, and the size it grows to on # of holes.
-            local function shape(seed, keyof)
-              local s, live, n, x = {}, {}, 0, seed
-              local function rnd(m) x = (x * 1103515245 + 12345) % 2147483648 return (x >> 8) % m end
-              for step = 1, 80 do
-                local r = rnd(4)
-                if r == 0 then n = n + 1; live[n] = keyof(n); s[live[n]] = step
-                elseif r == 1 and n > 0 then s[live[rnd(n) + 1]] = nil
-                elseif r == 2 then s[rnd(24) + 1] = step
-                else s[rnd(24) + 1] = nil end
-              end
-              return #s
-            end
+            \(holesShape)
+            local function shape(seed, keyof) return holes(seed, {}, keyof) end
             -- Library functions, and the iterators pairs, ipairs and utf8.codes hand out, are C
             -- code: as plain Lua functions they would hash by where the library was loaded.
             local fns = { string.len, string.sub, string.upper, string.lower, string.rep, string.byte, string.char,
@@ -235,18 +242,8 @@ import Testing
     @Test func hostTablesAreBuiltInOneOrder() throws {
         var request = try WorkerRunnerTests.request("""
             local t = ...
-            local function shape(seed, s, keyof)
-              local live, n, x = {}, 0, seed
-              local function rnd(m) x = (x * 1103515245 + 12345) % 2147483648 return (x >> 8) % m end
-              for step = 1, 80 do
-                local r = rnd(4)
-                if r == 0 then n = n + 1; live[n] = keyof(n, x); s[live[n]] = step
-                elseif r == 1 and n > 0 then s[live[rnd(n) + 1]] = nil
-                elseif r == 2 then s[rnd(24) + 1] = step
-                else s[rnd(24) + 1] = nil end
-              end
-              return #s
-            end
+            \(Self.holesShape)
+            local shape = holes
             local lengths = {}
             for seed = 1, 200 do
               -- the nested tables as keys: their addresses follow the order they were made in

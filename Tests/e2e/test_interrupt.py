@@ -33,6 +33,17 @@ def wait_for_line(process, text, timeout=30):
     raise AssertionError(f"never saw {text!r}; last line {line!r}")
 
 
+def interrupt_once_started(process):
+    """Ctrl-C once the process printed "started" (well inside its long call); its output and error."""
+    try:
+        wait_for_line(process, "started")
+        time.sleep(0.5)  # well inside the long call, which runs for minutes
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=20)
+    finally:
+        process.kill()
+
+
 CLOSER = """
 local closer <close> = setmetatable({}, { __close = function() io.stdout:write("closed\\n") io.stdout:flush() end })
 print("started") io.stdout:flush()
@@ -49,13 +60,7 @@ print("started") io.stdout:flush()
 ])
 def test_ctrl_c_stops_a_long_call_in_run(keyhost_bin, tmp_path, call):
     process = start(keyhost_bin, tmp_path, CLOSER + call)
-    try:
-        wait_for_line(process, "started")
-        time.sleep(0.5)  # well inside the long call
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
+    out, err = interrupt_once_started(process)
     assert process.returncode == 130, err
     assert "interrupted" in err
     assert "closed" in out  # the script's <close> variable ran: the error unwound through Lua
@@ -67,13 +72,7 @@ def test_a_script_can_catch_the_interruption(keyhost_bin, tmp_path):
               'print("caught", ok, tostring(err):match("interrupted") ~= nil)\n'
               'print("after", hash.pbkdf2_sha256("p", "s", 200000, 4) ~= nil)\n')
     process = start(keyhost_bin, tmp_path, script)
-    try:
-        wait_for_line(process, "started")
-        time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
+    out, err = interrupt_once_started(process)
     assert "caught\tfalse\ttrue" in out, err
     # The request was consumed: a later long call runs to its end.
     assert "after\ttrue" in out, err
@@ -110,13 +109,7 @@ def test_ctrl_c_in_eval_and_dash_e_runs_handlers_and_exits_130(keyhost_bin, tmp_
     code = CLOSER + 'local hash = require "keyhost.hash"\nhash.pbkdf2_sha512("password", "salt", 2000000000, 64)'
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     process = subprocess.Popen([keyhost_bin, *front, code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        wait_for_line(process, "started")
-        time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
+    out, err = interrupt_once_started(process)
     assert process.returncode == 130, err
     assert "interrupted" in err
     assert "closed" in out
@@ -128,12 +121,6 @@ def test_eval_goes_on_when_the_code_catches_ctrl_c(keyhost_bin, tmp_path):
             'return "caught", ok, tostring(err):match("interrupted") ~= nil')
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     process = subprocess.Popen([keyhost_bin, "eval", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        wait_for_line(process, "started")
-        time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
+    out, err = interrupt_once_started(process)
     assert process.returncode == 0, err
     assert '"caught"\tfalse\ttrue' in out, out
