@@ -54,7 +54,7 @@ import KeyhostWorkerProcess
         let started = Date()
         let hung = hang.run(try Self.request("return", limits: RunLimits(instructions: 1000, memoryBytes: 1 << 20, timeMillis: 100)))
         guard case .failed("time_limit", _) = hung else { Issue.record("got \(hung)"); return }
-        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(Date().timeIntervalSince(started) < 60) // a hung worker is ended, not waited for (60 s: a bound no load reaches)
 
         let garbage = WorkerRunner(executable: dir.appendingPathComponent("garbage.sh").path).run(try Self.request("return"))
         guard case .failed("crashed", let m3) = garbage else { Issue.record("got \(garbage)"); return }

@@ -52,7 +52,7 @@ struct EsploraTests {
         }
         defer { server.stop() }
         let sleeps = SleepRecorder()
-        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 5, sleep: sleeps.sleep))
+        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 120, sleep: sleeps.sleep))
         #expect(try source.usage(of: ["bc1qexample"]) == [true])
         #expect(server.requests.count == 3)
         #expect(sleeps.delays.count == 2)
@@ -72,7 +72,7 @@ struct EsploraTests {
         }
         defer { server.stop() }
         let sleeps = SleepRecorder()
-        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 5, maxRetries: 3, initialBackoff: 0.25, sleep: sleeps.sleep))
+        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 120, maxRetries: 3, initialBackoff: 0.25, sleep: sleeps.sleep))
         #expect(try source.usage(of: ["flaky"]) == [false])
         #expect(sleeps.delays == [0.25, 0.5])
         let error = discoveryError { _ = try source.usage(of: ["broken"]) }
@@ -81,7 +81,7 @@ struct EsploraTests {
         // A 4xx is not retried.
         let bad = try TestHTTPServer { _ in .respond(status: 400, headers: [:], body: "Invalid Bitcoin address") }
         defer { bad.stop() }
-        let badSource = try EsploraUsageSource(baseURL: bad.baseURL, http: HTTPOptions(timeout: 5, sleep: sleeps.sleep))
+        let badSource = try EsploraUsageSource(baseURL: bad.baseURL, http: HTTPOptions(timeout: 120, sleep: sleeps.sleep))
         #expect(discoveryError { _ = try badSource.usage(of: ["nope"]) }?.description.contains("HTTP 400 for nope: Invalid Bitcoin address") == true)
         #expect(bad.requests.count == 1)
     }
@@ -95,7 +95,7 @@ struct EsploraTests {
         let start = Date()
         let error = discoveryError { _ = try source.usage(of: ["bc1qslow"]) }
         let elapsed = Date().timeIntervalSince(start)
-        #expect(elapsed >= 1.8 && elapsed < 6, "two attempts of 1 s each, took \(elapsed)")
+        #expect(elapsed >= 1.8 && elapsed < 60, "two attempts of 1 s each (bounded, whatever the load), took \(elapsed)")
         #expect(sleeps.delays == [0.5], "a timeout is retried after the backoff")
         guard case .unreachable(let url, let address, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(url == server.baseURL + "/address/bc1qslow" && address == "bc1qslow")
@@ -122,7 +122,7 @@ struct EsploraTests {
     func malformed(body: String, message: String) throws {
         let server = try TestHTTPServer { _ in .json(body) }
         defer { server.stop() }
-        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 5))
+        let source = try EsploraUsageSource(baseURL: server.baseURL, http: HTTPOptions(timeout: 120))
         let error = discoveryError { _ = try source.usage(of: ["bc1qodd"]) }
         guard case .malformedResponse(let url, let address, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(url == server.baseURL + "/address/bc1qodd" && address == "bc1qodd")
@@ -169,7 +169,7 @@ struct EthereumRPCTests {
         let sender = try TestWallet.ethereum("m/44'/60'/0'/0/1"), receiver = try TestWallet.ethereum("m/44'/60'/0'/0/6")
         let server = try Self.node(nonces: [sender.lowercased(): 5], balances: [receiver.lowercased(): "0x1bc16d674ec80000"])
         defer { server.stop() }
-        let source = try EthereumRPCUsageSource(url: server.baseURL + "/rpc", addressesPerRequest: 4, http: HTTPOptions(timeout: 5))
+        let source = try EthereumRPCUsageSource(url: server.baseURL + "/rpc", addressesPerRequest: 4, http: HTTPOptions(timeout: 120))
         let result = try DiscoveryEngine(scheme: try .ethereum(), keys: try TestWallet.keys(), usage: source,
                                          options: DiscoveryOptions(receiveGapLimit: 8)).run()
         #expect(result.usedAddresses.map(\.address) == [sender, receiver])
@@ -196,7 +196,7 @@ struct EthereumRPCTests {
         }
         defer { server.stop() }
         let sleeps = SleepRecorder()
-        let source = try EthereumRPCUsageSource(url: server.baseURL, http: HTTPOptions(timeout: 5, sleep: sleeps.sleep))
+        let source = try EthereumRPCUsageSource(url: server.baseURL, http: HTTPOptions(timeout: 120, sleep: sleeps.sleep))
         #expect(try source.usage(of: ["0x00000000000000000000000000000000000000aa", "0x00000000000000000000000000000000000000ab"]) == [false, false])
         #expect(sleeps.delays.count == 1)
         let error = discoveryError { _ = try source.usage(of: ["0x00000000000000000000000000000000000000ac", bad]) }
@@ -213,7 +213,7 @@ struct EthereumRPCTests {
     func nonsense(body: String, message: String) throws {
         let server = try TestHTTPServer { _ in .json(body) }
         defer { server.stop() }
-        let source = try EthereumRPCUsageSource(url: server.baseURL, http: HTTPOptions(timeout: 5))
+        let source = try EthereumRPCUsageSource(url: server.baseURL, http: HTTPOptions(timeout: 120))
         let error = discoveryError { _ = try source.usage(of: ["0x00000000000000000000000000000000000000aa"]) }
         guard case .malformedResponse(let url, let address, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(url == server.baseURL && address == "0x00000000000000000000000000000000000000aa")
@@ -276,7 +276,7 @@ struct EtherscanTests {
         defer { server.stop() }
         let sleeps = SleepRecorder()
         let source = try EtherscanUsageSource(baseURL: server.baseURL, apiKeyVariable: "K", environment: ["K": "s3cret"],
-                                              http: HTTPOptions(timeout: 5, maxRetries: 2, sleep: sleeps.sleep))
+                                              http: HTTPOptions(timeout: 120, maxRetries: 2, sleep: sleeps.sleep))
         let error = discoveryError { _ = try source.usage(of: ["0xbad"]) }
         guard case .serviceError(let url, let address, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(address == "0xbad" && detail == "NOTOK: Invalid API Key")

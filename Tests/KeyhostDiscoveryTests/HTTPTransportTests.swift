@@ -5,7 +5,7 @@ import Testing
 @testable import KeyhostHTTP
 
 /// Fetches `url` through an HTTPClient and returns the response (no retries).
-private func get(_ url: String, options: HTTPOptions = HTTPOptions(timeout: 5, maxRetries: 0)) throws -> HTTPResponse {
+private func get(_ url: String, options: HTTPOptions = HTTPOptions(timeout: 120, maxRetries: 0)) throws -> HTTPResponse {
     let client = try HTTPClient(options: options)
     return try client.fetch(HTTPRequest(url: URL(string: url)!, displayURL: url, subject: "x")) { $0 }
 }
@@ -51,7 +51,7 @@ struct HTTPTransportTests {
     func post() throws {
         let server = try TestHTTPServer { request in .json("{\"echo\":\(String(decoding: request.body, as: UTF8.self))}") }
         defer { server.stop() }
-        let client = try HTTPClient(options: HTTPOptions(timeout: 5, maxRetries: 0))
+        let client = try HTTPClient(options: HTTPOptions(timeout: 120, maxRetries: 0))
         let url = server.baseURL + "/rpc"
         let response = try client.fetch(HTTPRequest(url: URL(string: url)!, method: "POST", body: Data("[1,2]".utf8),
                                                     contentType: "application/json", displayURL: url, subject: "x")) { $0 }
@@ -81,7 +81,7 @@ struct HTTPTransportTests {
         #expect(shown == url)
         #expect(detail.contains("certificate verify failed"), "\(detail)")
 
-        var options = HTTPOptions(timeout: 5, maxRetries: 0)
+        var options = HTTPOptions(timeout: 120, maxRetries: 0)
         options.caFile = server.certificatePath
         let response = try get(url, options: options)
         #expect(response.status == 200)

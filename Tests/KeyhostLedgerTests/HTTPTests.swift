@@ -29,6 +29,9 @@ import Testing
 
     static func call(_ base: String, _ method: String, _ path: String, body: Data? = nil) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: base + path)!)
+        // URLSession's default of 60 s was reached on a loaded 2-core machine (a deposit re-runs programs
+        // in worker processes): a bound only a server that never answers reaches, not a speed.
+        request.timeoutInterval = 900
         request.httpMethod = method
         request.httpBody = body
         let (data, response) = try await URLSession.shared.data(for: request)

@@ -34,9 +34,9 @@ final class LineEditor {
         // libedit restores the terminal and passes signals on to keyhost's handlers (Ctrl-C at the prompt).
         kh_el_set_signal(editor, 1)
         kh_el_set_prompt(editor) { _ in LineEditor.promptBuffer }
-        // libedit keeps the name and help pointers of an added function: they must outlive the editor.
-        kh_el_add_function(editor, LineEditor.wideCopy("keyhost-complete"), LineEditor.wideCopy("Complete a Lua name"),
-                           { editor, _ in LineEditor.complete(editor) })
+        // libedit keeps the name and help pointers of an added function: they live as long as the
+        // editor and are freed after el_end.
+        kh_el_add_function(editor, functionName, functionHelp, { editor, _ in LineEditor.complete(editor) })
         kh_el_bind(editor, LineEditor.wide("^I"), LineEditor.wide("keyhost-complete"))
         // The keys people expect from readline.
         for (key, command) in [("^R", "em-inc-search-prev"), ("^L", "ed-clear-screen"), ("\\e[1~", "ed-move-to-beg"), ("\\e[4~", "ed-move-to-end"),
@@ -65,7 +65,13 @@ final class LineEditor {
     deinit {
         el_end(editor)
         history_wend(history)
+        functionName.deallocate()
+        functionHelp.deallocate()
     }
+
+    /// The completion function's name and help, which libedit points to until el_end.
+    private let functionName = LineEditor.wideCopy("keyhost-complete")
+    private let functionHelp = LineEditor.wideCopy("Complete a Lua name")
 
     // libedit's callbacks are plain C function pointers: their state lives here.
     private static var completer: ((String) -> [String])?
