@@ -11,7 +11,15 @@ public enum AtomicFile {
     public struct WriteError: Error, Equatable, CustomStringConvertible {
         public let path: String
         public let problem: String
+        /// The errno behind `problem` (EEXIST: `replace` was false and the file exists).
+        public let code: Int32
         public var description: String { "\(path): \(problem)" }
+
+        init(path: String, problem: String, code: Int32) {
+            self.path = path
+            self.problem = problem
+            self.code = code
+        }
     }
 
     /// Writes `bytes` to `path`; a new file gets `mode` less the umask. With `replace` false an existing
@@ -20,37 +28,37 @@ public enum AtomicFile {
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw WriteError(path: path, problem: reason()) }
+        guard fd >= 0 else { throw failure(path) }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, bytes.count - written) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                let problem = reason()
+                let error = failure(path)
                 close(fd)
                 unlink(temporary)
-                throw WriteError(path: path, problem: problem)
+                throw error
             }
             written += n
         }
         guard fsync(fd) == 0, close(fd) == 0 else {
-            let problem = reason()
+            let error = failure(path)
             unlink(temporary)
-            throw WriteError(path: path, problem: problem)
+            throw error
         }
-        if !replace {
-            let linked = link(temporary, path) == 0
-            let problem = linked ? "" : reason()
+        // link never replaces an existing file (EEXIST); rename does.
+        guard (replace ? rename(temporary, path) : link(temporary, path)) == 0 else {
+            let error = failure(path)
             unlink(temporary)
-            guard linked else { throw WriteError(path: path, problem: problem) }
-            return
+            throw error
         }
-        guard rename(temporary, path) == 0 else {
-            let problem = reason()
-            unlink(temporary)
-            throw WriteError(path: path, problem: problem)
-        }
+        if !replace { unlink(temporary) }
     }
 
-    private static func reason() -> String { String(cString: strerror(errno)) }
+    /// The error for the call that just failed, errno read before anything can change it.
+    private static func failure(_ path: String) -> WriteError {
+        let code = errno
+        return WriteError(path: path, problem: String(cString: strerror(code)), code: code)
+    }
+
 }

@@ -18,14 +18,14 @@ public enum CardHolder {
         return Hash.sha256(master.uncompressed)
     }
 
-    /// An absolute path (`m/…`) in its canonical form.
-    public static func path(_ text: String) throws -> KeyPath {
+    /// An absolute path (`m/…`) in its canonical form; `role` names the key in errors ("holder key", "issuer key").
+    public static func path(_ text: String, role: String = "holder key") throws -> KeyPath {
         let path: KeyPath
         do { path = try KeyPath(text) } catch {
-            throw CardServiceError(kind: "invalid", "the holder key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
+            throw CardServiceError(kind: "invalid", "the \(role) path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
         }
         guard path.source == .master else {
-            throw CardServiceError(kind: "invalid", "the holder key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
+            throw CardServiceError(kind: "invalid", "the \(role) path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
         }
         return path
     }

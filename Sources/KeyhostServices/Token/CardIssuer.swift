@@ -13,13 +13,7 @@ public struct CardIssuer {
 
     /// The card's key at `text` (an absolute path, e.g. `m/7419'/0'/0'`).
     public init(card: KeycardCommandSet, path text: String) throws {
-        let path: KeyPath
-        do { path = try KeyPath(text) } catch {
-            throw CardServiceError(kind: "invalid", "the issuer key path \(text.prefix(80).debugDescription) is not a derivation path: \(error)")
-        }
-        guard path.source == .master else {
-            throw CardServiceError(kind: "invalid", "the issuer key path must be absolute (m/…), got \(text.prefix(80).debugDescription)")
-        }
+        let path = try CardHolder.path(text, role: "issuer key")
         self.card = card
         self.path = path
         key = try CardHolder.publicKey(card, at: path).xOnly

@@ -12,7 +12,7 @@ enum OutputFile {
     /// Creates `path` holding `bytes`.
     static func create(_ path: String, _ bytes: [UInt8]) throws {
         do { try AtomicFile.write(bytes, to: path, mode: 0o600, replace: false) } catch let error as AtomicFile.WriteError {
-            if error.problem == String(cString: strerror(EEXIST)) {
+            if error.code == EEXIST {
                 throw Failure.kind("file_exists", "\(path) exists; keyhost never overwrites an output file: choose another name or remove it first")
             }
             throw Failure.kind("write_failed", "cannot write \(path): \(error.problem)")
