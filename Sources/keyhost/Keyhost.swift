@@ -112,11 +112,7 @@ struct Keyhost: ParsableCommand {
         let parts = given.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let module = parts.count == 2 ? parts[1] : given
         let name = parts.count == 2 ? parts[0] : String(module.split(separator: ".").last ?? Substring(module))
-        func isName(_ text: String) -> Bool {
-            guard let first = text.first, first == "_" || (first.isASCII && first.isLetter) else { return false }
-            return text.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
-        }
-        guard isName(name), !module.isEmpty, module.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ isName(String($0)) }) else {
+        guard LuaName.isName(name), LuaName.isModule(module) else {
             usageExit("-l takes a module name, or NAME=MODULE, such as keyhost.psbt or p=keyhost.psbt; got '\(given)'")
         }
         return "\(name) = require \"\(module)\""

@@ -158,11 +158,7 @@ struct TokenIssue: ParsableCommand {
     /// The program's source: the file at `given`, else, when `given` is a module name with no such file
     /// (`keyhost.cash`), that module of the stdlib keyhost runs with, wherever it is installed.
     static func programSource(_ given: String) throws -> [UInt8] {
-        let isModuleName = given.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
-            guard let first = part.first, first == "_" || first.isLetter else { return false }
-            return part.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && part.allSatisfy(\.isASCII)
-        }
-        if isModuleName, !SourceFile.exists(given) {
+        if LuaName.isModule(given), !SourceFile.exists(given) {
             let relative = given.split(separator: ".").joined(separator: "/") + ".lua"
             guard let stdlib = Stdlib.directory, SourceFile.exists(stdlib + "/" + relative) else {
                 throw Failure.message("--program \(given): no such file, and no module \(given) in keyhost's stdlib\(Stdlib.directory.map { " (\($0))" } ?? ""); give a file or a module such as keyhost.cash")
