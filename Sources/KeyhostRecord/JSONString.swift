@@ -1,9 +1,9 @@
-/// JSON string literals for keyhost's three JSON writers (records, `JSONValue`, the CLI's `--json`), which differ
-/// only in the characters they escape by name: each keeps the bytes it has always written.
+/// JSON string literals, one rule for every JSON keyhost writes (results, errors, requests to servers):
+/// `"` and `\` escaped, \n \r \t by name, every other control character and DEL as \u00xx, so no
+/// terminal control byte ever reaches a reader unescaped.
 public enum JSONString {
-    /// Appends `text` quoted: `"` and `\` escaped, \n \r \t by name (and \b \f with `namingBackspaceAndFormFeed`),
-    /// other controls below U+0020 (and U+007F with `escapingDelete`) as \u00xx.
-    public static func append(_ text: String, to out: inout String, namingBackspaceAndFormFeed: Bool = false, escapingDelete: Bool = false) {
+    /// Appends `text` quoted.
+    public static func append(_ text: String, to out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -12,9 +12,7 @@ public enum JSONString {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case "\u{8}" where namingBackspaceAndFormFeed: out += "\\b"
-            case "\u{c}" where namingBackspaceAndFormFeed: out += "\\f"
-            case _ where scalar.value < 0x20 || (escapingDelete && scalar.value == 0x7F):
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
                 let digits = Array("0123456789abcdef".utf8)
                 out += "\\u00" + String(decoding: [digits[Int(scalar.value >> 4)], digits[Int(scalar.value & 15)]], as: UTF8.self)
             default: out.unicodeScalars.append(scalar)

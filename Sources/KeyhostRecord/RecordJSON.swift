@@ -40,7 +40,7 @@ extension Record {
     }
 
     static func quote(_ text: String, into out: inout String) {
-        JSONString.append(text, to: &out, escapingDelete: true)
+        JSONString.append(text, to: &out)
     }
 
     /// Lowercase hex without separators.

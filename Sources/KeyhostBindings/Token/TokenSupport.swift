@@ -2,6 +2,8 @@ import KeyhostCard
 import KeyhostCrypto
 import KeyhostLedger
 import KeyhostPlayer
+import KeyhostRecord
+import KeyhostServices
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
@@ -49,43 +51,18 @@ enum TokenTables {
         value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value))
     }
 
-    /// A token's fields; bytes are raw strings (ids, keys, hashes, the program), as everywhere in keyhost.
-    static func token(_ signed: SignedToken) -> LuaTable {
-        let t = signed.token
-        var table = LuaTable([
-            "id": .string(t.id),
-            "issuer": .string(t.issuer.bytes),
-            "value": amount(t.value),
-            "unit": .text(t.unit),
-            "holder": .string(t.holder.compressed),
-            "program": .string(t.program.code),
-            "program_kind": .text(t.program.kind.rawValue),
-            "program_sha256": .string(t.programHash),
-            "program_size": .integer(Int64(t.program.code.count)),
-            "signature": .string(signed.signature),
-            "armored": .text(TokenArmor.armor(signed)),
-        ])
-        if let v = t.notBefore { table["not_before"] = .integer(v) }
-        if let v = t.expires { table["expires"] = .integer(v) }
-        if let meta = t.metadata { table["meta"] = RecordConversion.lua(meta) }
-        if !t.policy.isEmpty {
-            var limits = LuaTable()
-            if let n = t.policy.instructions { limits["instructions"] = amount(n) }
-            if let n = t.policy.memoryBytes { limits["memory"] = amount(n) }
-            if let n = t.policy.timeMillis { limits["time_ms"] = amount(n) }
-            table["limits"] = .table(limits)
-        }
-        return table
-    }
+    /// A token's fields (the names `token inspect --json` prints, bytes as raw strings), with what only Lua
+    /// gets: the program itself, the armoured token, and `meta` as the Lua value it was issued from.
+    static func token(_ signed: SignedToken) -> LuaTable { table(Record(token: signed), signed) }
 
     /// A stored token: its fields, `signature_valid`, and where it is in its life.
-    static func stored(_ stored: StoredToken) -> LuaTable {
-        var table = token(stored.token)
-        table["signature_valid"] = .boolean(stored.token.signatureIsValid)
-        table["state"] = .text(stored.state.rawValue.lowercased())
-        table["imported_at"] = .integer(stored.importedAt)
-        if let v = stored.spentAt { table["spent_at"] = .integer(v) }
-        if let v = stored.receiptID { table["receipt_id"] = .string(v) }
+    static func stored(_ stored: StoredToken) -> LuaTable { table(Record(storedToken: stored), stored.token) }
+
+    private static func table(_ record: Record, _ signed: SignedToken) -> LuaTable {
+        guard case .table(var table) = LuaValue(record: record) else { return LuaTable() }
+        table["program"] = .string(signed.token.program.code)
+        table["armored"] = .text(TokenArmor.armor(signed))
+        table["meta"] = signed.token.metadata.map(RecordConversion.lua) ?? .nil
         return table
     }
 

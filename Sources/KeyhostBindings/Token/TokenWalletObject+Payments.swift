@@ -1,5 +1,7 @@
 import KeyhostCrypto
 import KeyhostPlayer
+import KeyhostRecord
+import KeyhostServices
 import KeyhostTokens
 import KeyhostWallet
 import LuaRuntime
@@ -27,23 +29,7 @@ extension TokenWalletObject {
             let payment = try PaymentArguments.payment(ctx, 2)
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
             let received = try tokenCall { try wallet.receive(payment, now: Int64(time(nil)), runner: runner.run) }
-            return try ctx.return(.table(LuaTable([
-                "amount": TokenTables.amount(received.amount),
-                "requested": TokenTables.amount(received.request.amount),
-                "unit": .text(received.request.unit),
-                "complete": .boolean(received.complete),
-                "request_id": .string(received.request.id),
-                "tokens": .table(LuaTable(array: received.results.map { result in
-                    var row = LuaTable(["id": .string(result.tokenID)])
-                    switch result.outcome {
-                    case .added: row["result"] = .text("added")
-                    case .alreadyPresent(let state):
-                        row["result"] = .text("already_present")
-                        row["state"] = .text(state.rawValue.lowercased())
-                    }
-                    return .table(row)
-                })),
-            ])))
+            return try ctx.return(LuaValue(record: Record(received: received)))
         },
         "deposit_chains": { object, ctx in
             let wallet = try object.live()
@@ -94,13 +80,8 @@ extension TokenWalletObject {
         let signer = try holderSigner(ctx, try Options(ctx, 3, allowed: ["card"]))
         let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
         let payment = try tokenCall { try wallet.pay(request, now: Int64(time(nil)), signer: signer, runner: runner.run) }
-        let summary = LuaTable([
-            "request_id": .string(payment.requestID),
-            "amount": TokenTables.amount(payment.chains.reduce(UInt64(0)) { $0 &+ $1.token.token.value }),
-            "unit": .text(request.unit),
-            "tokens": .table(LuaTable(array: payment.chains.map { .string($0.token.token.id) })),
-            "chains": .table(LuaTable(array: payment.chains.map { .text($0.armored) })),
-        ])
-        return try ctx.return(.text(payment.armored), .table(summary))
+        let summary = LuaValue(record: Record(payment: payment, unit: request.unit)
+            .setting("chains", .strings(payment.chains.map(\.armored))))
+        return try ctx.return(.text(payment.armored), summary)
     }
 }

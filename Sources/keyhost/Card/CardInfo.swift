@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 // FileManager from FoundationEssentials: Foundation proper would link ICU into keyhost.
 #if canImport(FoundationEssentials)
@@ -52,7 +53,7 @@ struct CardInfo: ParsableCommand {
             defer { connection.close() }
             let fields = CardInfo.fields(connection.selectInfo, reader: connection.readerName)
             if json {
-                try printJSON(fields.reduce(into: [String: Any]()) { $0[$1.key] = $1.json })
+                print(Record.object(fields.map { ($0.key, $0.json) }).json())
             } else {
                 for field in fields { print("\(field.label): \(field.text)") }
             }
@@ -62,7 +63,7 @@ struct CardInfo: ParsableCommand {
     struct Field {
         var key: String
         var label: String
-        var json: Any
+        var json: Record
         var text: String
     }
 
@@ -75,8 +76,8 @@ struct CardInfo: ParsableCommand {
     }
 
     static func fields(_ info: ApplicationInfo, reader: String) -> [Field] {
-        func optional(_ value: [UInt8]?) -> (Any, String) {
-            value.map { (Hex.encode($0), Hex.encode($0)) } ?? (JSONNull(), "none")
+        func optional(_ value: [UInt8]?) -> (Record, String) {
+            value.map { (.bytes($0), Hex.encode($0)) } ?? (.null, "none")
         }
         let knownVersion = info.version.major != 0 || info.version.minor != 0
         let uid = optional(info.instanceUID)
@@ -85,21 +86,21 @@ struct CardInfo: ParsableCommand {
         let identity = optional(info.identityCertificate?.identityKey.compressed)
         let caps = capabilityNames(info.capabilities)
         var fields = [
-            Field(key: "reader", label: "reader", json: reader, text: reader),
-            Field(key: "initialized", label: "initialized", json: info.isInitialized, text: info.isInitialized ? "yes" : "no"),
-            Field(key: "applet_version", label: "applet version", json: knownVersion ? "\(info.version)" : JSONNull(),
+            Field(key: "reader", label: "reader", json: .string(reader), text: reader),
+            Field(key: "initialized", label: "initialized", json: .bool(info.isInitialized), text: info.isInitialized ? "yes" : "no"),
+            Field(key: "applet_version", label: "applet version", json: knownVersion ? .string("\(info.version)") : .null,
                   text: knownVersion ? "\(info.version)" : "unknown (not initialized)"),
             Field(key: "secure_channel", label: "secure channel", json: info.secureChannelVersion == .v2 ? 2 : 1,
                   text: info.secureChannelVersion == .v2 ? "v2" : "v1"),
             Field(key: "instance_uid", label: "instance UID", json: uid.0, text: uid.1),
             Field(key: "secure_channel_public_key", label: "secure channel public key", json: scKey.0, text: scKey.1),
-            Field(key: "free_pairing_slots", label: "free pairing slots", json: info.freePairingSlots ?? JSONNull(),
+            Field(key: "free_pairing_slots", label: "free pairing slots", json: .integer(info.freePairingSlots),
                   text: info.freePairingSlots.map { "\($0)" } ?? "none"),
             Field(key: "key_uid", label: "key UID", json: keyUID.0, text: keyUID.1),
-            Field(key: "capabilities", label: "capabilities", json: caps, text: caps.joined(separator: ", ")),
+            Field(key: "capabilities", label: "capabilities", json: .strings(caps), text: caps.joined(separator: ", ")),
         ]
         if info.secureChannelVersion == .v2 {
-            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: info.pinRetries ?? JSONNull(),
+            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: .integer(info.pinRetries),
                                 text: info.pinRetries.map { "\($0)" } ?? (info.isInitialized ? "unknown" : "no PIN yet (not initialized)")))
             fields.append(Field(key: "identity_public_key", label: "identity public key", json: identity.0, text: identity.1))
         }

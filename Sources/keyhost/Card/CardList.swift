@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 import KeyhostPCSC
@@ -15,10 +16,10 @@ struct CardList: ParsableCommand {
         try Failure.exitOnError {
             let states = try PCSCContext().readerStates()
             if json {
-                try printJSON(states.enumerated().map { index, state -> [String: Any] in
-                    ["index": index, "name": state.name, "card_present": state.cardPresent,
-                     "atr": state.cardPresent ? Hex.encode(state.atr) : JSONNull()]
-                })
+                print(Record.array(states.enumerated().map { index, state in
+                    ["index": .count(index), "name": .string(state.name), "card_present": .bool(state.cardPresent),
+                     "atr": state.cardPresent ? .bytes(state.atr) : .null]
+                }).json())
                 return
             }
             if states.isEmpty {

@@ -78,30 +78,10 @@ func runCardCommand(_ options: CardSessionOptions, json: Bool, access: CardAcces
         defer { connection.close() }
         let result = try body(connection)
         if json {
-            try printJSON(jsonObject(result))
+            print(result.json())
         } else {
             for line in human(result) { print(line) }
         }
-    }
-}
-
-/// The result as a JSON object: names as they are (snake_case), bytes as lowercase hex, absent values null.
-func jsonObject(_ result: Record) -> [String: Any] {
-    guard case .object(let fields) = result else { return [:] }
-    return fields.reduce(into: [String: Any]()) { object, field in object[field.0] = jsonValue(field.1) }
-}
-
-/// One result value as `printJSON` takes it.
-private func jsonValue(_ value: Record) -> Any {
-    switch value {
-    case .null: return JSONNull()
-    case .bool(let value): return value
-    case .integer(let value): return Int(value)
-    case .number(let value): return value
-    case .string(let value): return value
-    case .bytes(let value): return Hex.encode(value)
-    case .array(let items): return items.map(jsonValue)
-    case .object: return jsonObject(value)
     }
 }
 

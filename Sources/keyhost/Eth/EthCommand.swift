@@ -30,15 +30,3 @@ struct EthCommand: ParsableCommand {
         do { return try JSONValue.parse(bytes, maxBytes: inputLimit) } catch { throw Failure.kind("invalid_input", "\(what) is not valid JSON: \(error)") }
     }
 }
-
-/// JSON values printed with the CLI's usual formatting (sorted keys, pretty); numbers are 64-bit here by construction.
-func printableJSON(_ value: JSONValue) -> Any {
-    switch value {
-    case .null: return JSONNull()
-    case .bool(let b): return b
-    case .number(let text): return Int64(text).map { $0 as Any } ?? text
-    case .string(let s): return s
-    case .array(let items): return items.map(printableJSON)
-    case .object(let members): return Dictionary(members.map { ($0.key, printableJSON($0.value)) }, uniquingKeysWith: { a, _ in a })
-    }
-}

@@ -33,7 +33,7 @@ struct EthDecodeTx: ParsableCommand {
             do { bytes = try EthHex.decode(text) } catch { throw Failure.kind("invalid_transaction", "the raw transaction \(error)") }
             do { fields = try EthereumTransaction.decode(raw: bytes).fields() } catch { throw Failure.kind("invalid_transaction", "\(error)") }
             if json {
-                try printJSON(printableJSON(fields))
+                print(Record(json: fields).json())
             } else if case .object(let members) = fields {
                 for member in members {
                     switch member.value {

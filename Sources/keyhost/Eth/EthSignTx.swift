@@ -33,7 +33,7 @@ struct EthSignTx: ParsableCommand {
             if json {
                 guard case .object(var members) = try signed.fields() else { return }
                 members.insert(.init("raw", .string(raw)), at: 0)
-                try printJSON(printableJSON(.object(members)))
+                print(Record(json: .object(members)).json())
             } else {
                 print(raw)
             }

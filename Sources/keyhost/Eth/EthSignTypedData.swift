@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostEthereum
 import KeyhostCrypto
@@ -34,11 +35,12 @@ struct EthSignTypedData: ParsableCommand {
                 "message.\($0.field) is \($0.address), not the signer \(address): this \(data.primaryType) grants nothing of the signer's, or the document is not what it seems"
             }
             if json {
-                try printJSON([
-                    "signature": hex0x(signature.rsv), "r": hex0x(signature.r), "s": hex0x(signature.s), "v": 27 + signature.recoveryID,
-                    "digest": hex0x(digest), "domain_separator": hex0x(try data.domainSeparator()), "primary_type": data.primaryType,
-                    "address": address, "warnings": warnings,
-                ] as [String: Any])
+                print(Record.object([
+                    ("signature", .string(hex0x(signature.rsv))), ("r", .string(hex0x(signature.r))), ("s", .string(hex0x(signature.s))),
+                    ("v", .count(27 + Int(signature.recoveryID))), ("digest", .string(hex0x(digest))),
+                    ("domain_separator", .string(hex0x(try data.domainSeparator()))), ("primary_type", .string(data.primaryType)),
+                    ("address", .string(address)), ("warnings", .strings(warnings)),
+                ]).json())
             } else {
                 print(hex0x(signature.rsv))
                 for warning in warnings { Failure.writeError("keyhost: warning: \(warning)\n") }

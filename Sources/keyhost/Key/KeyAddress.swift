@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 
@@ -77,19 +78,19 @@ struct KeyAddress: ParsableCommand {
             defer { keys.close() }
             let publicKeys = try keys.publicKeys(parent: parent, children: children)
             let paths = children.isEmpty ? [parent] : try children.map { try parent.appending(DerivationPath(indexes: [$0], absolute: false)) }
-            var rows: [[String: Any]] = []
+            var rows: [Record] = []
             for (path, key) in zip(paths, publicKeys) {
                 let address = try Address.encode(key, kind: target.kind, coin: target.coin)
                 if json {
-                    rows.append(["address": address, "path": path.description, "kind": target.kind.rawValue, "coin": target.coinName,
-                                 "public_key": Hex.encode(key.compressed)])
+                    rows.append(["address": .string(address), "path": .string(path.description), "kind": .string(target.kind.rawValue),
+                                 "coin": .string(target.coinName), "public_key": .bytes(key.compressed)])
                 } else {
                     print(address)
                 }
             }
             guard json else { return }
             let ranged = count != nil || (index?.contains("-") ?? false)
-            try printJSON(ranged ? rows as Any : (rows.first ?? [:]) as Any)
+            print((ranged ? .array(rows) : rows.first ?? [:]).json())
         }
     }
 }

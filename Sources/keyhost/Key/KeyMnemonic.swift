@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 import KeyhostFiles
@@ -35,7 +36,7 @@ struct KeyMnemonic: ParsableCommand {
             try KeyFailure.run {
                 let mnemonic = try Mnemonic.generate(wordCount: words)
                 if json {
-                    try printJSON(["mnemonic": mnemonic.phrase, "words": words])
+                    print(Record.object([("mnemonic", .string(mnemonic.phrase)), ("words", .count(words))]).json())
                 } else {
                     print(mnemonic.phrase)
                 }
@@ -88,36 +89,35 @@ struct KeyMnemonic: ParsableCommand {
                 let phrase: SecretBytes?
                 do { phrase = try read() } catch is StandardInputTooLong { phrase = nil }
                 let text = phrase?.text ?? ""
-                var out: [String: Any] = [:]
+                var out: Record = [:]
                 let verdict: String
                 do {
                     guard phrase != nil else { throw MnemonicError.tooLong(Self.standardInputLimit + 1, limit: InputLimit.mnemonic) }
                     let mnemonic = try Mnemonic(phrase: text)
                     let count = mnemonic.entropy.count * 3 / 4
-                    out = ["valid": true, "words": count]
+                    out = ["valid": true, "words": .count(count)]
                     verdict = "valid: \(count) words, BIP39 checksum correct"
                 } catch let error as MnemonicError {
-                    out = ["valid": false, "message": error.description]
+                    out = ["valid": false, "message": .string(error.description)]
                     var line = "invalid: " + error.description.replacing("invalid mnemonic: ", with: "")
                     switch error {
-                    case .wordCount(let n): out["problem"] = "word_count"; out["words"] = n
-                    case .checksum: out["problem"] = "checksum"
-                    case .tooLong: out["problem"] = "too_long"
-                    case .entropyLength: out["problem"] = "entropy_length"
+                    case .wordCount(let n): out = out.setting("problem", "word_count").setting("words", .count(n))
+                    case .checksum: out = out.setting("problem", "checksum")
+                    case .tooLong: out = out.setting("problem", "too_long")
+                    case .entropyLength: out = out.setting("problem", "entropy_length")
                     case .unknownWord(let position, _):
-                        out["problem"] = "unknown_word"
-                        out["position"] = position
+                        out = out.setting("problem", "unknown_word").setting("position", .count(position))
                         if suggest {
                             let close = Mnemonic.suggestions(forWordAt: position, in: text)
-                            out["suggestions"] = close
+                            out = out.setting("suggestions", .strings(close))
                             line += close.isEmpty ? "\nno wordlist word is close to word \(position)"
                                 : "\nword \(position) might be: \(close.joined(separator: ", "))"
                         }
                     }
                     verdict = line
                 }
-                if json { try printJSON(out) } else { print(verdict) }
-                if out["valid"] as? Bool != true { throw ExitCode(1) }
+                if json { print(out.json()) } else { print(verdict) }
+                if out["valid"] != .bool(true) { throw ExitCode(1) }
             }
         }
 

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 
@@ -61,8 +62,9 @@ struct KeySignMessage: ParsableCommand {
                 }
             }
             guard json else { print(text); return }
-            try printJSON(["address": address, "signature": text, "path": target.path.description, "kind": target.kind.rawValue,
-                           "coin": target.coinName, "public_key": Hex.encode(publicKey.compressed)])
+            print(Record.object([("address", .string(address)), ("signature", .string(text)), ("path", .string(target.path.description)),
+                                 ("kind", .string(target.kind.rawValue)), ("coin", .string(target.coinName)),
+                                 ("public_key", .bytes(publicKey.compressed))]).json())
         }
     }
 }

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 // Base64 (Data) from FoundationEssentials: Foundation proper would link ICU into keyhost.
 #if canImport(FoundationEssentials)
@@ -97,33 +98,33 @@ struct KeyVerifyMessage: ParsableCommand {
         try KeyFailure.run {
             let plan = try plan()
             let bytes = try message.bytes()
-            var out: [String: Any] = ["address": address]
+            var out: Record = ["address": .string(address)]
             let valid: Bool
             switch plan {
             case .ethereum(let signature, let coin):
-                out["coin"] = coin.symbol
+                out = out.setting("coin", .string(coin.symbol))
                 do {
                     let recovered = EthereumAddress.address(of: try signature.recoverPublicKey(digest: EthereumMessage.hash(bytes)))
-                    out["recovered_address"] = recovered
+                    out = out.setting("recovered_address", .string(recovered))
                     valid = recovered.lowercased() == address.lowercased()
                 } catch SignatureError.recoveryFailed {
                     valid = false
                 }
             case .bitcoin(let coin):
-                out["coin"] = coin.symbol
+                out = out.setting("coin", .string(coin.symbol))
                 do {
                     valid = try BitcoinMessage.verify(bytes, signature: signature.trimmingWhitespaceAndNewlines(), address: address, coin: coin)
                 } catch SignatureError.recoveryFailed {
                     valid = false  // well-formed, but made by no key for this message
                 }
             }
-            out["valid"] = valid
+            out = out.setting("valid", .bool(valid))
             if json {
-                try printJSON(out)
+                print(out.json())
             } else if valid {
                 print("valid: the message was signed by \(address)")
             } else {
-                let recovered = (out["recovered_address"] as? String).map { " (it recovers to \($0))" } ?? ""
+                let recovered = (out["recovered_address"].flatMap { if case .string(let s) = $0 { s } else { nil } }).map { " (it recovers to \($0))" } ?? ""
                 print("invalid: the signature is not \(address)'s for this message\(recovered)")
             }
             if !valid { throw ExitCode(1) }

@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 
@@ -78,12 +79,13 @@ struct KeyXpub: ParsableCommand {
             let node = try keys.extendedPublicNode(at: path)
             let text = node.extendedPublicKey(family)
             guard json else { print(text); return }
-            var out: [String: Any] = [
-                "xpub": text, "path": path.description, "family": family.publicPrefix, "public_key": Hex.encode(node.publicKey.compressed),
-                "fingerprint": fingerprintHex(node.fingerprint), "parent_fingerprint": fingerprintHex(node.parentFingerprint),
+            let out: Record = [
+                "xpub": .string(text), "path": .string(path.description), "family": .string(family.publicPrefix),
+                "public_key": .bytes(node.publicKey.compressed), "fingerprint": .string(fingerprintHex(node.fingerprint)),
+                "parent_fingerprint": .string(fingerprintHex(node.parentFingerprint)),
+                "master_fingerprint": .string(try keys.masterFingerprint().map(fingerprintHex)),
             ]
-            out["master_fingerprint"] = try keys.masterFingerprint().map(fingerprintHex) ?? JSONNull()
-            try printJSON(out)
+            print(out.json())
         }
     }
 }

@@ -1,3 +1,4 @@
+import KeyhostServices
 import ArgumentParser
 import KeyhostRecord
 import KeyhostCrypto
@@ -20,7 +21,7 @@ struct TokenImport: ParsableCommand {
             let wallet = try options.open()
             let tokens = try TokenArmor.tokens(in: try readTokenFile(file), source: file)
             let results = try wallet.importTokens(tokens, now: currentUnixTime())
-            var rows: [[String: Any]] = []
+            var rows: [Record] = []
             for (signed, result) in zip(tokens, results) {
                 let id = Hex.encode(signed.token.id)
                 let state: String
@@ -28,11 +29,11 @@ struct TokenImport: ParsableCommand {
                 case .added: state = "added"
                 case .alreadyPresent(let s): state = "already in the wallet (\(s.rawValue))"
                 }
-                if json { rows.append(["id": id, "result": result == .added ? "added" : "already_present"]) } else {
+                if json { rows.append(["id": .bytes(signed.token.id), "result": result == .added ? "added" : "already_present"]) } else {
                     print("\(id)  \(signed.token.value) \(signed.token.unit)  \(state)")
                 }
             }
-            if json { try printJSON(["imported": rows]) }
+            if json { print(Record.object([("imported", .array(rows))]).json()) }
         }
     }
 }
@@ -48,14 +49,8 @@ struct TokenList: ParsableCommand {
             let wallet = try options.open()
             let (tokens, damaged) = try wallet.store.listing()
             if json {
-                try printJSON(["tokens": tokens.map { stored -> [String: Any] in
-                    var row = TokenInspect.json(stored.token)
-                    row["state"] = stored.state.rawValue.lowercased()
-                    row["imported_at"] = stored.importedAt
-                    if let spent = stored.spentAt { row["spent_at"] = spent }
-                    if let receipt = stored.receiptID { row["receipt_id"] = Hex.encode(receipt) }
-                    return row
-                } + damaged.map { ["id": Hex.encode($0.id), "state": "damaged", "reason": $0.reason] as [String: Any] }])
+                print(Record.object([("tokens", .array(tokens.map(Record.init(storedToken:))
+                    + damaged.map { Record(damagedToken: $0.id, reason: $0.reason) }))]).json())
                 return
             }
             if tokens.isEmpty && damaged.isEmpty { print("no tokens (import some with 'keyhost token import FILE')") }

@@ -1,3 +1,5 @@
+import KeyhostServices
+import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 import KeyhostTokens
@@ -31,11 +33,9 @@ struct TokenInspect: ParsableCommand {
             }
             let states = try tokens.map { try wallet?.store.token(id: $0.token.id) }
             if json {
-                try printJSON(["tokens": zip(tokens, states).map { signed, stored in
-                    var row = Self.json(signed)
-                    row["state"] = stored.map { $0.state.rawValue.lowercased() as Any } ?? JSONNull()
-                    return row
-                }])
+                print(Record.object([("tokens", .array(zip(tokens, states).map { signed, stored in
+                    Record(token: signed).setting("state", .string(stored?.state.rawValue.lowercased()))
+                }))]).json())
             } else {
                 for (i, (signed, stored)) in zip(tokens, states).enumerated() {
                     if i > 0 { print("") }
@@ -90,22 +90,6 @@ struct TokenInspect: ParsableCommand {
         case (nil, let until?): return "until \(UnixTime.iso8601(until)) (exclusive)"
         case (let from?, let until?): return "from \(UnixTime.iso8601(from)) until \(UnixTime.iso8601(until)) (exclusive)"
         }
-    }
-
-    static func json(_ signed: SignedToken) -> [String: Any] {
-        let t = signed.token
-        var out: [String: Any] = [
-            "id": Hex.encode(t.id), "issuer": Hex.encode(t.issuer.bytes), "value": t.value, "unit": t.unit,
-            "holder": Hex.encode(t.holder.compressed), "program_kind": t.program.kind.rawValue, "program_size": t.program.code.count,
-            "program_sha256": Hex.encode(t.programHash), "signature": Hex.encode(signed.signature), "signature_valid": signed.signatureIsValid,
-        ]
-        if let v = t.notBefore { out["not_before"] = v }
-        if let v = t.expires { out["expires"] = v }
-        if let meta = t.metadata { out["metadata"] = meta.diagnostic }
-        if let n = t.policy.instructions { out["limit_instructions"] = n }
-        if let m = t.policy.memoryBytes { out["limit_memory"] = m }
-        if let ms = t.policy.timeMillis { out["limit_time_ms"] = ms }
-        return out
     }
 }
 

@@ -1,3 +1,4 @@
+import KeyhostServices
 import ArgumentParser
 import KeyhostRecord
 import KeyhostCrypto
@@ -24,7 +25,7 @@ struct TokenKeys: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let keys = try options.open().newExchangeKeys(count: count, now: currentUnixTime())
-            if json { try printJSON(["keys": keys.map { Hex.encode($0.compressed) }]) } else { keys.forEach { print(Hex.encode($0.compressed)) } }
+            if json { print(Record.object([("keys", .array(keys.map { .bytes($0.compressed) }))]).json()) } else { keys.forEach { print(Hex.encode($0.compressed)) } }
         }
     }
 }
@@ -115,8 +116,8 @@ struct TokenPay: ParsableCommand {
             if let output { try OutputFile.create(output, text: payment.armored + "\n") }
             let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
             if json {
-                try printJSON(["payment": payment.armored, "amount": amount, "unit": parsed.unit, "file": output as Any,
-                               "tokens": payment.chains.map { Hex.encode($0.token.token.id) }])
+                print(Record(payment: payment, unit: parsed.unit).setting("payment", .string(payment.armored))
+                    .setting("file", .string(output)).json())
             } else if output == nil {
                 print(payment.armored)
             } else {
@@ -143,10 +144,7 @@ struct TokenReceive: ParsableCommand {
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
             let received = try options.open().receive(parsed, now: currentUnixTime(), runner: runner.run)
             if json {
-                try printJSON([
-                    "amount": received.amount, "requested": received.request.amount, "unit": received.request.unit, "complete": received.complete,
-                    "tokens": received.results.map { ["id": Hex.encode($0.tokenID), "result": $0.outcome == .added ? "added" : "already_present"] },
-                ])
+                print(Record(received: received).json())
                 return
             }
             for r in received.results {

@@ -1,3 +1,4 @@
+import KeyhostServices
 import ArgumentParser
 import KeyhostRecord
 import KeyhostCrypto
@@ -68,10 +69,10 @@ struct TokenRun: ParsableCommand {
                 try OutputFile.create(receipt, text: signed.armored + "\n")
             }
             if json {
-                try printJSON([
-                    "token_id": Hex.encode(signed.receipt.token.token.id), "receipt_id": Hex.encode(signed.id), "now": signed.receipt.now,
-                    "effects": signed.receipt.effects.map(jsonValue), "receipt": signed.armored, "file": receipt as Any,
-                ])
+                print(Record.object([
+                    ("token_id", .bytes(signed.receipt.token.token.id)), ("receipt_id", .bytes(signed.id)), ("now", .integer(signed.receipt.now)),
+                    ("effects", .array(signed.receipt.effects.map(Record.init(cbor:)))), ("receipt", .string(signed.armored)), ("file", .string(receipt)),
+                ]).json())
                 return
             }
             print("ran token \(Hex.encode(signed.receipt.token.token.id)): SPENT, receipt \(Hex.encode(signed.id))")
@@ -129,13 +130,12 @@ struct TokenVerifyReceipt: ParsableCommand {
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: trustBytecode)
             if json {
-                var out: [String: Any] = [
-                    "valid": report.isValid, "issuer_signature_valid": report.issuerSignatureValid,
-                    "holder_signature_valid": report.holderSignatureValid, "problems": report.problems,
-                    "token_id": Hex.encode(receipt.receipt.token.token.id), "receipt_id": Hex.encode(receipt.id),
-                ]
-                out["effects_match"] = report.effectsMatch.map { $0 as Any } ?? JSONNull()
-                try printJSON(out)
+                print(Record.object([
+                    ("valid", .bool(report.isValid)), ("issuer_signature_valid", .bool(report.issuerSignatureValid)),
+                    ("holder_signature_valid", .bool(report.holderSignatureValid)), ("problems", .strings(report.problems)),
+                    ("effects_match", report.effectsMatch.map(Record.bool) ?? .null),
+                    ("token_id", .bytes(receipt.receipt.token.token.id)), ("receipt_id", .bytes(receipt.id)),
+                ]).json())
             } else {
                 print("receipt \(Hex.encode(receipt.id)) for token \(Hex.encode(receipt.receipt.token.token.id))")
                 print("  issuer signature  \(report.issuerSignatureValid ? "valid" : "INVALID")")

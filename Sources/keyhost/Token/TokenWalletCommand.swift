@@ -1,3 +1,4 @@
+import KeyhostRecord
 import ArgumentParser
 import KeyhostServices
 import KeyhostCrypto
@@ -69,12 +70,12 @@ struct TokenWalletCommand: ParsableCommand {
         for t in tokens { counts[t.state.rawValue.lowercased(), default: 0] += 1 }
         let trusted = try wallet.store.trustedIssuers().map { Hex.encode($0) }
         if json {
-            var out: [String: Any] = [
-                "wallet": path, "holder": Hex.encode(holder.publicKey.compressed), "holder_kind": holder.kind,
-                "tokens": counts, "trusted_issuers": trusted,
+            var out: Record = [
+                "wallet": .string(path), "holder": .bytes(holder.publicKey.compressed), "holder_kind": .string(holder.kind),
+                "tokens": .object(counts.map { ($0.key, .count($0.value)) }), "trusted_issuers": .strings(trusted),
             ]
-            if case .card(_, let uid, let keyPath) = holder { out["card_key_uid"] = Hex.encode(uid); out["card_path"] = keyPath }
-            try printJSON(out)
+            if case .card(_, let uid, let keyPath) = holder { out = out.setting("card_key_uid", .bytes(uid)).setting("card_path", .string(keyPath)) }
+            print(out.json())
             return
         }
         print("wallet      \(path)")
