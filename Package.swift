@@ -66,17 +66,17 @@ let package = Package(
         // HTTP/1.1 over sockets, TLS through OpenSSL: for usage sources, the ledger client and whatever else speaks HTTP.
         .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"]),
         .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP"]),
-        .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
+        .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
-        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
+        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
         .target(name: "KeyhostSQLite", dependencies: ["CSQLite", "CKeyhostLoader"]),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
-        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite"]),
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", "KeyhostRecord"]),
 
         // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
         // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
@@ -107,14 +107,14 @@ let package = Package(
         .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto", "CKeyhostProcess", "KeyhostWorkerProcess"]),
         // Starting worker processes and talking to them (no Lua here): wallets run tokens through
         // it, and verifiers (payees, ledgers, keyhost-ledger) re-run programs to check transfers.
-        .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "CKeyhostProcess"]),
+        .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "KeyhostFiles", "CKeyhostProcess"]),
         .target(name: "CKeyhostProcess"),
 
         // The card services both front ends share (keyhost's commands and the Lua binding): sessions, pairing and
         // its store, secrets, reader choice, structured errors. Plain Swift values and `Record` results: no Lua here.
         .target(name: "KeyhostServices", dependencies: [
             "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "KeyhostLedger", "KeyhostHTTP",
-            "CKeyhostProcess",
+            "KeyhostBitcoin", "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 
         // Thin Lua modules over the domain modules and the services.

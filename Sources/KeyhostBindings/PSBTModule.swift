@@ -3,6 +3,7 @@ import KeyhostBitcoinCard
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 import LuaRuntime
 
 /// `keyhost.psbt`: read, inspect, sign, finalize and extract PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot).
@@ -12,10 +13,10 @@ import LuaRuntime
 enum PSBTModule {
     static func register(in state: LuaState) {
         state.registerModule("keyhost.psbt") { module in
-            module.function("parse") { ctx in try psbtCall {
+            module.function("parse") { ctx in
                 ctx.push(object: PSBTObject(try PSBT.parse(data: try ctx.bytes(1))))
                 return 1
-            } }
+            }
         }
     }
 
@@ -58,12 +59,12 @@ final class PSBTObject: LuaObject {
         },
         // Once every input is final, the network transaction's id; before, the unsigned transaction's,
         // which a scriptSig (P2PKH, P2SH-wrapped inputs) still changes.
-        "txid": { object, ctx in try psbtCall {
+        "txid": { object, ctx in
             let tx = object.psbt.isFinalized ? try object.psbt.extractTransaction() : try object.psbt.unsignedTransaction()
             ctx.push(tx.displayTxid)
             return 1
-        } },
-        "inspect": { object, ctx in try psbtCall {
+        },
+        "inspect": { object, ctx in
             var signer: (source: PSBTKeySource, done: () -> Void)? = nil
             var optionsAt: Int32 = 2
             if ctx.typeName(2) != "table" && ctx.typeName(2) != "nil" && ctx.typeName(2) != "no value" {
@@ -74,8 +75,8 @@ final class PSBTObject: LuaObject {
             let coin = try Options(ctx, optionsAt, allowed: ["coin"]).coin() ?? .bitcoin
             let summary = try object.psbt.summary(coin: coin, signer: signer?.source)
             return try ctx.return(LuaValue(record: PSBTRecords.summary(summary, signer: signer?.source)))
-        } },
-        "sign": { object, ctx in try psbtCall {
+        },
+        "sign": { object, ctx in
             let (source, done) = try PSBTModule.signer(ctx, 2)
             defer { done() }
             let options = try Options(ctx, 3, allowed: ["allow_witness_utxo", "sighash"])
@@ -88,28 +89,28 @@ final class PSBTObject: LuaObject {
             }
             // Card failures (PIN, transport) become the card module's structured errors; PSBT ones stay PSBT errors.
             let report = try source is PSBTCardKeySource
-                ? cardCall("SIGN") { try psbtCall { try object.psbt.sign(with: source, options: signing) } }
+                ? cardCall("SIGN") { try object.psbt.sign(with: source, options: signing) }
                 : object.psbt.sign(with: source, options: signing)
             return try ctx.return(LuaValue(record: PSBTRecords.signing(report)))
-        } },
-        "finalize": { object, ctx in try psbtCall {
+        },
+        "finalize": { object, ctx in
             try object.psbt.finalize()
             // The same userdata back (not a new one), so p:finalize() == p and calls chain.
             return try ctx.return(try ctx.value(1))
-        } },
-        "combine": { object, ctx in try psbtCall {
+        },
+        "combine": { object, ctx in
             let other = try ctx.object(2, as: PSBTObject.self)
             try object.psbt.combine(other.psbt)
             return try ctx.return(try ctx.value(1))
-        } },
+        },
         "is_finalized": { object, ctx in
             ctx.push(object.psbt.isFinalized)
             return 1
         },
-        "extract": { object, ctx in try psbtCall {
+        "extract": { object, ctx in
             ctx.push(bytes: try object.psbt.extractTransaction().serialized())
             return 1
-        } },
+        },
     ]
 
     var luaDescription: String {
@@ -119,21 +120,4 @@ final class PSBTObject: LuaObject {
 
 /// A PSBT failure as Lua sees it: a table with `kind` (`invalid_psbt`, `invalid_transaction`, `psbt_signing`,
 /// `psbt_finalize`), `message`, and `input`, `output` or `offset` when known; `tostring` is the message.
-public struct PSBTLuaError: LuaErrorConvertible, CustomStringConvertible {
-    public let error: PSBTError
-    public init(error: PSBTError) { self.error = error }
-    public var description: String { error.description }
-
-    public var luaErrorFields: LuaTable {
-        LuaTable([
-            "kind": .text(error.kind.rawValue),
-            "input": error.input.map { .integer(Int64($0)) } ?? .nil,
-            "output": error.output.map { .integer(Int64($0)) } ?? .nil,
-            "offset": error.offset.map { .integer(Int64($0)) } ?? .nil,
-        ])
-    }
-}
-
-public func psbtCall<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch let error as PSBTError { throw PSBTLuaError(error: error) }
-}
+extension PSBTError: LuaErrorConvertible {}

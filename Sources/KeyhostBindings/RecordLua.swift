@@ -44,3 +44,15 @@ extension Record {
         }
     }
 }
+
+/// Every structured error raises the same table in Lua as `--json` prints: kind and fields (null ones left out);
+/// `LuaContext` adds `message`.
+extension LuaErrorConvertible where Self: StructuredError {
+    public var luaErrorFields: LuaTable {
+        var table = LuaTable()
+        for (name, value) in [("kind", Record.string(errorKind))] + errorFields where name != "message" {
+            table[name] = LuaValue(record: value)
+        }
+        return table
+    }
+}

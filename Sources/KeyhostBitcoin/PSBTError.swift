@@ -1,3 +1,4 @@
+import KeyhostRecord
 /// Why a PSBT or transaction could not be read, signed, finalized or extracted.
 ///
 /// `offset` is where in the binary PSBT (or transaction) reading stopped; `input`/`output` name the
@@ -45,5 +46,13 @@ public struct PSBTError: Error, Equatable, CustomStringConvertible, Sendable {
         if copy.input == nil { copy.input = index }
         if copy.output == nil { copy.output = outIndex }
         return copy
+    }
+}
+
+extension PSBTError: StructuredError {
+    public var errorKind: String { kind.rawValue }
+    /// Where the problem is: `input` and `output` counted from 0 as in BIP174, `offset` into the PSBT's bytes.
+    public var errorFields: [(String, Record)] {
+        [("input", .integer(input)), ("output", .integer(output)), ("offset", .integer(offset))]
     }
 }

@@ -2,8 +2,6 @@
 import Glibc
 #endif
 
-private let systemWrite = Glibc.write
-
 /// Writing a whole file at once: the bytes go to a temporary file in the same folder, which is then renamed
 /// over `path`, so readers see the old file or the new one, never a part (as Foundation's `.atomic` writes did).
 public enum AtomicFile {
@@ -26,20 +24,18 @@ public enum AtomicFile {
     /// `path` is left alone and the write fails with EEXIST's reason ("File exists"), also when another
     /// process creates it meanwhile: the finished file is linked in, which never replaces.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
+        try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, replace: replace) }
+    }
+
+    /// The same from memory the caller owns (and wipes: pairing keys, wallets), so no copy of it is left behind.
+    public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure(path) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let error = failure(path)
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            written += n
+        if let code = WriteAll.write(fd, bytes) {
+            close(fd)
+            unlink(temporary)
+            throw WriteError(path: path, problem: String(cString: strerror(code)), code: code)
         }
         guard fsync(fd) == 0, close(fd) == 0 else {
             let error = failure(path)
@@ -53,6 +49,15 @@ public enum AtomicFile {
             throw error
         }
         if !replace { unlink(temporary) }
+        // The new name must survive a crash too, not only the bytes: sync the folder that holds it.
+        let folder = open(Self.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 { _ = fsync(folder); close(folder) }
+    }
+
+    /// The folder `path` is in ("." for a bare name).
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The error for the call that just failed, errno read before anything can change it.

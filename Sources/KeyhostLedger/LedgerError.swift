@@ -1,3 +1,4 @@
+import KeyhostRecord
 /// Why a deposit or a ledger operation was refused, with a message for the user.
 public struct LedgerError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A short machine-readable kind: `invalid_chain`, `unknown_issuer`, `not_deposit`, `expired`,
@@ -47,4 +48,10 @@ public struct LedgerError: Error, Equatable, CustomStringConvertible, Sendable {
         guard let index, offset != 0 else { return self }
         return LedgerError(kind: kind, message: "chain \(index + offset): \(detail)", index: index + offset, detail: detail)
     }
+}
+
+extension LedgerError: StructuredError {
+    public var errorKind: String { kind }
+    /// `index`: the failing chain's position in a batch, counted from 1 as both front ends show it.
+    public var errorFields: [(String, Record)] { index.map { [("index", .integer(Int64($0) + 1))] } ?? [] }
 }

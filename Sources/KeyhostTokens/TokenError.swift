@@ -1,3 +1,4 @@
+import KeyhostRecord
 /// Why a token was refused, naming the field and what to do.
 public struct TokenError: Error, Equatable, CustomStringConvertible {
     /// A short machine-readable kind: `encoding`, `field`, `signature`, `armor`, `limit`.
@@ -14,4 +15,8 @@ public struct TokenError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+extension TokenError: StructuredError {
+    public var errorKind: String { kind }
 }

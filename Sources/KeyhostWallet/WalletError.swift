@@ -1,3 +1,4 @@
+import KeyhostRecord
 /// Why a wallet operation was refused, with a message for the user.
 public struct WalletError: Error, Equatable, CustomStringConvertible {
     /// A short machine-readable kind: `already_spent`, `running`, `not_found`, `ambiguous`, `conflict`,
@@ -23,4 +24,8 @@ public struct WalletError: Error, Equatable, CustomStringConvertible {
     static func store(_ message: String) -> WalletError { WalletError(kind: "store", message: message) }
     static func permissions(_ message: String) -> WalletError { WalletError(kind: "permissions", message: message) }
     static func invalid(_ message: String) -> WalletError { WalletError(kind: "invalid", message: message) }
+}
+
+extension WalletError: StructuredError {
+    public var errorKind: String { kind }
 }

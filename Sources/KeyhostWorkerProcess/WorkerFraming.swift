@@ -1,3 +1,4 @@
+import KeyhostFiles
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,14 +13,8 @@ public enum WorkerFraming {
     public static func write(_ bytes: [UInt8], to fd: Int32) throws {
         let n = UInt32(bytes.count)
         let frame = [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
-        var written = 0
-        while written < frame.count {
-            let r = frame[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "cannot write to the worker pipe: \(String(cString: strerror(errno)))")
-            }
-            written += r
+        if let code = WriteAll.write(fd, frame) {
+            throw Failure(description: "cannot write to the worker pipe: \(String(cString: strerror(code)))")
         }
     }
 

@@ -12,12 +12,17 @@ import Testing
     static let descriptors = max(256, ConnectionLimits.reserved() + 128)
     static let sources = (2...11).map { "127.0.0.\($0)" }
     static let perSource = 30, perClient = 20
+    /// Long enough that a connection the deadline cut is back before the others run out, however slowly a
+    /// loaded machine reconnects them: with 2 s the service was never seen full on a machine at load 10
+    /// (connections were cut faster than they came back), and the test waited for a state that did not come.
+    static let requestTimeout = 20
 
     @Test func drippingClientsAreCappedAndCutOff() async throws {
         let db = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
         let (server, base) = try Child.ledgerServer(
             db: "sqlite:" + db, issuers: [ProcessTests.issuerHex],
-            options: ["--request-timeout", "2", "--max-connections-per-client", String(Self.perClient)], descriptors: Self.descriptors)
+            options: ["--request-timeout", String(Self.requestTimeout), "--max-connections-per-client", String(Self.perClient)],
+            descriptors: Self.descriptors)
         defer { server.kill(SIGTERM); server.wait() }
         let port = Int(base.split(separator: ":").last!)!
         let baseline = try Self.openDescriptors(server.pid)

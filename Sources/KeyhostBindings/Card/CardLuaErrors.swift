@@ -4,18 +4,10 @@ import LuaRuntime
 
 /// A card failure as Lua sees it: a table with `kind`, `sw`, `sw_name`, `retries_left`, `command`, `ca_key` and
 /// `message`, whose `tostring` reads `wrong PIN: 2 tries left (SW 63C2 from VERIFY PIN)` (the service's fields).
-extension CardServiceError: LuaErrorConvertible {
-    public var luaErrorFields: LuaTable {
-        var table = LuaTable()
-        for (name, value) in fields { table[name] = LuaValue(record: value) }
-        return table
-    }
-}
+extension CardServiceError: LuaErrorConvertible {}
 
 /// A session that could not be opened (`no_reader`, …): a table with its `kind`.
-extension CardSetupError: LuaErrorConvertible {
-    public var luaErrorFields: LuaTable { LuaTable(["kind": .text(kind)]) }
-}
+extension CardSetupError: LuaErrorConvertible {}
 
 /// Runs `body`, turning card-stack errors into structured Lua errors; Lua's own errors pass as they are.
 func cardCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {

@@ -61,3 +61,8 @@ public struct CardServiceError: Error, CustomStringConvertible {
 
     static func tries(_ n: Int) -> String { n == 1 ? "1 try left" : "\(n) tries left" }
 }
+
+extension CardServiceError: StructuredError {
+    public var errorKind: String { kind }
+    public var errorFields: [(String, Record)] { fields }
+}

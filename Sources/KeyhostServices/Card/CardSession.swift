@@ -1,5 +1,6 @@
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -80,16 +81,10 @@ public final class CardSession {
     func writeRecording() throws {
         guard let recorder, let recordPath, !recordingWritten else { return }
         recordingWritten = true
-        let fd = open(recordPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CardServiceError(kind: "record", "cannot write transcript \(recordPath): \(String(cString: strerror(errno)))") }
-        defer { Glibc.close(fd) }
-        fchmod(fd, 0o600)
-        let text = Array(recorder.transcript.text.utf8)
-        var written = 0
-        while written < text.count {
-            let n = text[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw CardServiceError(kind: "record", "cannot write transcript \(recordPath)") }
-            written += n
+        do {
+            try AtomicFile.write(Array(recorder.transcript.text.utf8), to: recordPath, mode: 0o600)
+        } catch let error as AtomicFile.WriteError {
+            throw CardServiceError(kind: "record", "cannot write transcript \(recordPath): \(error.problem)")
         }
     }
 

@@ -1,3 +1,4 @@
+import KeyhostRecord
 /// Why a card session could not be opened (no reader, a blank card, …); the text is for the user,
 /// the kind (`no_reader`, `not_initialized`, `no_key`, `invalid_argument`) for `--json` and Lua's error table.
 public struct CardSetupError: Error, CustomStringConvertible {
@@ -11,4 +12,8 @@ public struct CardSetupError: Error, CustomStringConvertible {
         self.kind = kind
         self.description = description
     }
+}
+
+extension CardSetupError: StructuredError {
+    public var errorKind: String { kind }
 }

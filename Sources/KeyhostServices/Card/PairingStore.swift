@@ -130,34 +130,11 @@ public final class PairingStore {
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         var data = try encoder.encode(file)
         defer { data.resetBytes(in: 0..<data.count) }
-        let tmp = path + ".tmp.\(getpid())"
-        unlink(tmp)
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ioError(tmp, "create") }
-        let ok = data.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var written = 0
-            while written < raw.count {
-                let n = Glibc.write(fd, base + written, raw.count - written)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                written += n
-            }
-            return true
+        do {
+            try data.withUnsafeBytes { try AtomicFile.write($0, to: path, mode: 0o600) }
+        } catch let error as AtomicFile.WriteError {
+            throw CardServiceError(kind: "pairing_store", "pairing store \(path): write failed: \(error.problem)")
         }
-        guard ok, fsync(fd) == 0 else {
-            let error = ioError(tmp, "write")
-            close(fd)
-            unlink(tmp)
-            throw error
-        }
-        close(fd)
-        guard rename(tmp, path) == 0 else {
-            let error = ioError(path, "rename")
-            unlink(tmp)
-            throw error
-        }
-        let dir = open(PathText.parent(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { _ = fsync(dir); close(dir) }
     }
 
     /// Runs `body` holding an exclusive lock on `<path>.lock`, creating the folder (0700) first.

@@ -1,10 +1,5 @@
-import KeyhostBindings
-import KeyhostLedger
 import KeyhostPCSC
 import KeyhostRecord
-import KeyhostServices
-import KeyhostTokens
-import KeyhostWallet
 import LuaRuntime
 
 /// An error as the JSON object `--json` prints on standard error: `{"error": {"kind", "message", …fields}}`.
@@ -15,6 +10,10 @@ enum ErrorJSON {
     static func record(for error: Error) -> Record {
         var fields: [(String, Record)] = []
         switch error {
+        // The domain and service errors (`wrong_pin`, `invalid_psbt`, `double_spend`, …): kind and fields as Lua
+        // raises them.
+        case let error as StructuredError:
+            return .object([("error", error.errorRecord)])
         case let error as Failure:
             if case .kind(let kind, _) = error { fields.append(("kind", .string(kind))) }
         case let error as LuaError:
@@ -23,22 +22,6 @@ enum ErrorJSON {
             // The kind card sessions give PC/SC failures in Lua, plus the PC/SC code for scripts to branch on.
             fields.append(("kind", .string("transport")))
             fields.append(("pcsc_code", .string(error.code.name ?? "0x" + String(error.code.rawValue, radix: 16))))
-        // The domain errors' own kinds (`unauthorised_transfer`, `double_spend`, …), as Lua sees them.
-        case let error as LedgerError:
-            fields.append(("kind", .string(error.kind)))
-        case let error as TokenError:
-            fields.append(("kind", .string(error.kind)))
-        case let error as WalletError:
-            fields.append(("kind", .string(error.kind)))
-        // Card failures: the service's fields, as Lua's error tables carry them.
-        case let error as CardServiceError:
-            fields += error.fields
-        case let error as CardSetupError:
-            fields.append(("kind", .string(error.kind)))
-        case let error as LuaErrorConvertible:
-            if case .object(let extra)? = Record(lua: .table(error.luaErrorFields)) {
-                fields += extra.filter { $0.0 != "message" }
-            }
         default:
             break
         }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import KeyhostBindings
+import KeyhostServices
 import KeyhostBitcoin
 import KeyhostFiles
 
@@ -27,8 +27,8 @@ struct PSBTCommand: ParsableCommand {
         do {
             return (try PSBT.parse(data: bytes, maxSize: inputLimit), !bytes.starts(with: PSBT.magic))
         } catch let error as PSBTError {
-            throw PSBTLuaError(error: PSBTError(error.kind, "\(path == "-" ? "standard input" : path): \(error.message)", offset: error.offset,
-                                                input: error.input, output: error.output))
+            throw PSBTError(error.kind, "\(path == "-" ? "standard input" : path): \(error.message)", offset: error.offset,
+                            input: error.input, output: error.output)
         }
     }
 
@@ -40,8 +40,6 @@ struct PSBTCommand: ParsableCommand {
 
     /// Runs `body`, reporting PSBT errors with their kind and input/output (`--json` shows them as fields).
     static func run(_ body: () throws -> Void) throws {
-        try Failure.exitOnError {
-            do { try body() } catch let error as PSBTError { throw PSBTLuaError(error: error) }
-        }
+        try Failure.exitOnError(body)
     }
 }

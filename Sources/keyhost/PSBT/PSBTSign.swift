@@ -1,5 +1,4 @@
 import ArgumentParser
-import KeyhostBindings
 import KeyhostBitcoin
 import KeyhostRecord
 import KeyhostServices
