@@ -18,37 +18,14 @@ final class CardAccountExporter {
 
     /// The xpub (mainnet version bytes; the engine re-serializes in the scheme's family) at `path`.
     func export(_ path: DerivationPath) throws -> String {
-        let components = path.indexes
-        let exported = try card.exportKey(.extendedPublic, path: try KeyPath(source: .master, components: components))
         exportCommands += 1
-        guard let key = exported.resolvedPublicKey, let chainCode = exported.chainCode else {
-            throw KeycardError.invalidResponse(.exportKey, "no extended public key for \(path)")
-        }
-        var fingerprint: UInt32 = 0
-        var childNumber: UInt32 = 0
-        if let last = components.last {
-            childNumber = last
-            let parent = Array(components.dropLast())
-            let parentKey: PublicKey
-            if let cached = parentKeys[parent] {
-                parentKey = cached
-            } else {
-                guard let fetched = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: parent)).resolvedPublicKey else {
-                    throw KeycardError.invalidResponse(.exportKey, "no public key for the parent of \(path)")
-                }
-                exportCommands += 1
-                parentKeys[parent] = fetched
-                parentKey = fetched
-            }
-            fingerprint = Hash.hash160(parentKey.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
-        }
-        var data = bigEndianBytes(ExtendedKeyVersion.xpub.publicVersion)
-        data.append(UInt8(components.count))
-        data += bigEndianBytes(fingerprint)
-        data += bigEndianBytes(childNumber)
-        data += chainCode
-        data += key.compressed
-        return Base58.encodeCheck(data)
+        return try CardExtendedKey.node(card, components: path.indexes) { [self] parent in
+            if let cached = parentKeys[parent] { return cached }
+            let fetched = try CardExtendedKey.exportedKey(card, components: parent)
+            exportCommands += 1
+            parentKeys[parent] = fetched
+            return fetched
+        }.extendedPublicKey(.xpub)
     }
 
     /// A key source over this card; `identity` keys checkpoints to the wallet on the card.

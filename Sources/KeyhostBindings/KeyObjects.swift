@@ -69,7 +69,7 @@ final class NodeObject: LuaObject {
     /// Position, fingerprint and whether it is private; never key material.
     var luaDescription: String {
         guard let node else { return "\(Self.luaTypeName) (closed)" }
-        let fingerprint = Hex.encode(bigEndianBytes(node.fingerprint))
+        let fingerprint = fingerprintHex(node.fingerprint)
         let kind = node.isPrivate ? "private" : "public"
         if let path { return "\(Self.luaTypeName)(\(path), fingerprint \(fingerprint), \(kind))" }
         return "\(Self.luaTypeName)(depth \(node.depth), child \(DerivationPath.format(node.childNumber)), "

@@ -33,7 +33,7 @@ public struct KeyOrigin: Hashable, Sendable, CustomStringConvertible {
     public var fingerprintHex: String { KeyOrigin.hex(fingerprint) }
 
     public static func hex(_ fingerprint: UInt32) -> String {
-        Hex.encode([UInt8(fingerprint >> 24), UInt8(truncatingIfNeeded: fingerprint >> 16), UInt8(truncatingIfNeeded: fingerprint >> 8), UInt8(truncatingIfNeeded: fingerprint)])
+        KeyhostCrypto.fingerprintHex(fingerprint)
     }
 
     public var description: String { "[\(fingerprintHex)\(path.description.dropFirst())]" }

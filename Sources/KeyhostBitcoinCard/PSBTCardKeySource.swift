@@ -21,7 +21,7 @@ public final class PSBTCardKeySource: PSBTKeySource {
         guard let master = try card.exportKey(.publicOnly, path: KeyPath(source: .master, components: [])).resolvedPublicKey else {
             throw KeycardError.invalidResponse(.exportKey, "no public key for the master key")
         }
-        masterFingerprint = Hash.hash160(master.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+        masterFingerprint = master.fingerprint
     }
 
     public func owns(publicKey: [UInt8], origin: KeyOrigin?) -> Bool { origin != nil && origin?.fingerprint == masterFingerprint }

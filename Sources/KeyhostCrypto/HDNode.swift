@@ -59,7 +59,7 @@ public struct HDNode: Sendable, CustomStringConvertible, CustomDebugStringConver
 
     /// First 4 bytes of the identifier, as children record it in `parentFingerprint`.
     public var fingerprint: UInt32 {
-        identifier.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+        publicKey.fingerprint
     }
 
     /// The public-only form of this node.

@@ -67,7 +67,7 @@ public final class SeedKeySource: AccountKeySource {
         try self.init(seed: mnemonic.seed(passphrase: passphrase))
     }
 
-    private var fingerprint: String { hex8(master.fingerprint) }
+    private var fingerprint: String { fingerprintHex(master.fingerprint) }
     public var label: String { "seed, master fingerprint \(fingerprint)" }
     // The master fingerprint is public (it appears in PSBTs and descriptors) and tells wallets apart well enough.
     public var identity: String { "seed:" + fingerprint }
@@ -133,9 +133,4 @@ public final class CardKeySource: AccountKeySource {
         cache[path] = node
         return node
     }
-}
-
-func hex8(_ value: UInt32) -> String {
-    let text = String(value, radix: 16)
-    return String(repeating: "0", count: 8 - text.count) + text
 }

@@ -1,32 +1,45 @@
 import KeyhostCard
 import KeyhostCrypto
 
-/// Extended public keys from a card's EXPORT KEY answers (`s:export_key{kind = "extended"}`, `keyhost card export-key --xpub`).
+/// Extended public keys from a card's EXPORT KEY answers: `s:export_key{kind = "extended"}`, `keyhost card
+/// export-key --extended`, `key xpub --card` and discovery's account keys all build them here.
 public enum CardExtendedKey {
-    /// BIP32 serialization of an exported extended public key. The parent fingerprint needs the parent's
-    /// public key, exported from the card as well (one more EXPORT KEY).
-    public static func serialize(_ card: KeycardCommandSet, path: KeyPath, key: PublicKey, chainCode: [UInt8],
-                                 family: ExtendedKeyVersion) throws -> String {
-        var parentFingerprint: UInt32 = 0
-        var childNumber: UInt32 = 0
-        if let last = path.components.last {
-            childNumber = last
-            let parent = try KeyPath(source: .master, components: Array(path.components.dropLast()))
-            guard let parentKey = try card.exportKey(.publicOnly, path: parent).resolvedPublicKey else {
-                throw KeycardError.invalidResponse(.exportKey, "no public key for the parent of \(path)")
-            }
-            parentFingerprint = Hash.hash160(parentKey.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+    /// The public node at `components` from EXPORT KEY (extended public). Its parent fingerprint needs the
+    /// parent's public key: `parentKey` gives it (one more EXPORT KEY, or a cached one), or nil to leave the
+    /// fingerprint 0 where nothing reads it (addresses below the node do not depend on it).
+    public static func node(_ card: KeycardCommandSet, components: [UInt32],
+                            parentKey: (([UInt32]) throws -> PublicKey)? = nil) throws -> HDNode {
+        let path = try KeyPath(source: .master, components: components)
+        let exported = try card.exportKey(.extendedPublic, path: path)
+        guard let key = exported.resolvedPublicKey, let chainCode = exported.chainCode else {
+            throw KeycardError.invalidResponse(.exportKey, "no extended public key for \(path)")
         }
-        var data = bigEndian(family.publicVersion)
-        data.append(UInt8(path.components.count))
-        data += bigEndian(parentFingerprint)
-        data += bigEndian(childNumber)
-        data += chainCode
-        data += key.compressed
-        return Base58.encodeCheck(data)
+        let parent = components.isEmpty ? nil : try parentKey?(Array(components.dropLast()))
+        guard let node = HDNode(publicKey: key.compressed(true), chainCode: chainCode, depth: components.count,
+                                parentFingerprint: parent?.fingerprint ?? 0, childNumber: components.last ?? 0) else {
+            throw KeycardError.invalidResponse(.exportKey, "the extended public key for \(path) breaks BIP32 (chain code of \(chainCode.count) bytes)")
+        }
+        return node
     }
 
-    private static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    /// The parent's public key by one EXPORT KEY (public only).
+    public static func exportedKey(_ card: KeycardCommandSet, components: [UInt32]) throws -> PublicKey {
+        let path = try KeyPath(source: .master, components: components)
+        guard let key = try card.exportKey(.publicOnly, path: path).resolvedPublicKey else {
+            throw KeycardError.invalidResponse(.exportKey, "no public key for \(path)")
+        }
+        return key
+    }
+
+    /// BIP32 serialization of the extended public key `key`/`chainCode` the card exported at `path`, its parent's
+    /// fingerprint from one more EXPORT KEY.
+    public static func serialize(_ card: KeycardCommandSet, path: KeyPath, key: PublicKey, chainCode: [UInt8],
+                                 family: ExtendedKeyVersion) throws -> String {
+        let parent = path.components.isEmpty ? nil : try exportedKey(card, components: Array(path.components.dropLast()))
+        guard let node = HDNode(publicKey: key.compressed(true), chainCode: chainCode, depth: path.components.count,
+                                parentFingerprint: parent?.fingerprint ?? 0, childNumber: path.components.last ?? 0) else {
+            throw KeycardError.invalidResponse(.exportKey, "the extended public key for \(path) breaks BIP32 (chain code of \(chainCode.count) bytes)")
+        }
+        return node.extendedPublicKey(family)
     }
 }

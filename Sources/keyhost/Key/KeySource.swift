@@ -79,7 +79,7 @@ final class KeySource {
         case .xpub(let node): return node.depth == 0 ? node.fingerprint : nil
         case .card(let connection):
             guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
-            return Self.fingerprint(key)
+            return key.fingerprint
         }
     }
 
@@ -100,41 +100,11 @@ final class KeySource {
         }
     }
 
-    /// EXPORT KEY (extended public) at `path`, as a public node. The parent fingerprint needs the parent's key:
-    /// one more EXPORT KEY, only when asked (addresses below the node do not depend on it).
+    /// EXPORT KEY (extended public) at `path`, as a public node; its parent fingerprint costs one more EXPORT KEY,
+    /// made only when asked (addresses below the node do not depend on it).
     private func cardNode(_ card: KeycardCommandSet, at path: DerivationPath, withFingerprint: Bool) throws -> HDNode {
-        let exported = try card.exportKey(.extendedPublic, path: KeyPath(source: .master, components: path.indexes))
-        guard let key = exported.resolvedPublicKey, let chainCode = exported.chainCode else {
-            throw KeycardError.invalidResponse(.exportKey, "no extended public key for \(path)")
-        }
-        var parentFingerprint: UInt32 = 0
-        if withFingerprint && path.depth > 0 {
-            guard let parentKey = try card.exportKey(.publicOnly, path: KeyPath(source: .master, components: Array(path.indexes.dropLast()))).resolvedPublicKey else {
-                throw KeycardError.invalidResponse(.exportKey, "no public key for the parent of \(path)")
-            }
-            parentFingerprint = Self.fingerprint(parentKey)
-        }
-        // BIP32 serialization is the public way to build a node from its parts.
-        var data = Self.bigEndian(ExtendedKeyVersion.xpub.publicVersion)
-        data.append(UInt8(truncatingIfNeeded: path.depth))
-        data += Self.bigEndian(parentFingerprint)
-        data += Self.bigEndian(path.indexes.last ?? 0)
-        data += chainCode
-        data += key.compressed
-        return try HDNode.parse(Base58.encodeCheck(data)).node
-    }
-
-    static func fingerprint(_ key: PublicKey) -> UInt32 {
-        Hash.hash160(key.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    private static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        try CardExtendedKey.node(card, components: path.indexes,
+                                 parentKey: withFingerprint ? { try CardExtendedKey.exportedKey(card, components: $0) } : nil)
     }
 }
 
-/// Eight hex digits, as fingerprints are written in key origins.
-func fingerprintHex(_ value: UInt32) -> String {
-    let hex = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
-}
