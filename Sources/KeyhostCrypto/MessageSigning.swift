@@ -1,10 +1,3 @@
-// Base64 as Foundation's Data does it, from FoundationEssentials: full Foundation would bring ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Ethereum personal_sign messages (EIP-191 version 0x45).
 public enum EthereumMessage {
     /// Keccak-256 of "\x19Ethereum Signed Message:\n" + decimal length + message.
@@ -61,14 +54,13 @@ public enum BitcoinMessage {
             case .p2tr, .ethereum: throw AddressError.unsupportedKind(kind, coin: "Bitcoin signed messages (legacy format)")
             }
         }
-        return Data([UInt8(header + signature.recoveryID)] + signature.r + signature.s).base64EncodedString()
+        return Base64.encode([UInt8(header + signature.recoveryID)] + signature.r + signature.s)
     }
 
     /// The public key and whether the signature marks it compressed.
     public static func recover(_ message: [UInt8], signature: String) throws -> (key: PublicKey, compressed: Bool) {
         try InputLimit.check(signature, InputLimit.base64Signature, what: "a Base64 message signature")
-        guard let data = Data(base64Encoded: signature), data.count == 65 else { throw SignatureError.base64 }
-        let bytes = [UInt8](data)
+        guard let bytes = Base64.decode(Array(signature.utf8)), bytes.count == 65 else { throw SignatureError.base64 }
         let header = Int(bytes[0])
         guard (27...42).contains(header) else { throw SignatureError.recoveryID(header) }
         let recid = (header - 27) % 4

@@ -100,7 +100,7 @@ public struct SignedReceipt: Equatable, Sendable {
         ]))
     }
 
-    public var armored: String { Self.armorPrefix + Base64URL.encode(encoded) }
+    public var armored: String { Self.armorPrefix + Base64.encodeURL(encoded) }
 
     /// Parses strictly and checks that the statement's hashes match the token, arguments and
     /// effects carried with it; the signature is read, not checked (`signatureIsValid`).
@@ -144,7 +144,7 @@ public struct SignedReceipt: Equatable, Sendable {
         guard lines.count == 1, let line = lines.first, line.starts(with: Self.armorPrefix.utf8) else {
             throw TokenError("armor", "\(source): expected one receipt line starting with '\(Self.armorPrefix)'")
         }
-        guard let bytes = Base64URL.decode(line.dropFirst(Self.armorPrefix.utf8.count)) else {
+        guard let bytes = Base64.decodeURL(line.dropFirst(Self.armorPrefix.utf8.count)) else {
             throw TokenError("armor", "\(source): the text after '\(Self.armorPrefix)' is not base64url")
         }
         try self.init(encoded: bytes)

@@ -37,7 +37,7 @@ public enum ProtocolSignature {
     }
 
     /// `prefix` + base64url, one line.
-    static func armor(_ prefix: String, _ bytes: [UInt8]) -> String { prefix + Base64URL.encode(bytes) }
+    static func armor(_ prefix: String, _ bytes: [UInt8]) -> String { prefix + Base64.encodeURL(bytes) }
 
     /// The one armoured item in `text` (blank lines and `#` comments ignored).
     static func unarmor(_ text: [UInt8], prefix: String, source: String, limit: Int) throws -> [[UInt8]] {
@@ -49,7 +49,7 @@ public enum ProtocolSignature {
             guard line.starts(with: prefix.utf8) else {
                 throw TokenError("armor", "\(source) line \(index + 1): expected a line starting with '\(prefix)'")
             }
-            guard let bytes = Base64URL.decode(line.dropFirst(prefix.utf8.count)) else {
+            guard let bytes = Base64.decodeURL(line.dropFirst(prefix.utf8.count)) else {
                 throw TokenError("armor", "\(source) line \(index + 1): the text after '\(prefix)' is not base64url")
             }
             items.append(bytes)

@@ -1,10 +1,11 @@
+import KeyhostCrypto
 /// Text armour for files and transport: `khtok1:` then base64url of the encoded token, one token a
 /// line; blank lines and lines starting with `#` are ignored.
 public enum TokenArmor {
     public static let prefix = "khtok1:"
 
     /// One armoured line for `token`.
-    public static func armor(_ token: SignedToken) -> String { prefix + Base64URL.encode(token.encoded) }
+    public static func armor(_ token: SignedToken) -> String { prefix + Base64.encodeURL(token.encoded) }
 
     /// Every token in `text`; a line that is not a token is an error naming its number.
     public static func tokens(in text: [UInt8], source: String = "input") throws -> [SignedToken] {
@@ -20,7 +21,7 @@ public enum TokenArmor {
             guard line.starts(with: prefix.utf8) else {
                 throw TokenError("armor", "\(where_): not a keyhost token (tokens start with '\(prefix)')")
             }
-            guard let bytes = Base64URL.decode(line.dropFirst(prefix.utf8.count)) else {
+            guard let bytes = Base64.decodeURL(line.dropFirst(prefix.utf8.count)) else {
                 throw TokenError("armor", "\(where_): the text after '\(prefix)' is not base64url (letters, digits, '-' and '_', no padding)")
             }
             do {

@@ -139,10 +139,10 @@ import Testing
             let bytes = (0..<n).map { UInt8(($0 * 37 + n) & 0xFF) }
             let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-            #expect(Base64URL.encode(bytes) == foundation)
-            #expect(Base64URL.decode(Array(foundation.utf8)) == bytes)
+            #expect(Base64.encodeURL(bytes) == foundation)
+            #expect(Base64.decodeURL(Array(foundation.utf8)) == bytes)
         }
-        #expect(Base64URL.decode(Array("A".utf8)) == nil)  // 6 bits: no byte count encodes to that
-        #expect(Base64URL.decode(Array("AB".utf8)) == nil) // non-zero leftover bits: not canonical
+        #expect(Base64.decodeURL(Array("A".utf8)) == nil)  // 6 bits: no byte count encodes to that
+        #expect(Base64.decodeURL(Array("AB".utf8)) == nil) // non-zero leftover bits: not canonical
     }
 }
