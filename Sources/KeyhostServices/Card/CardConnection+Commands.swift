@@ -57,37 +57,63 @@ extension CardConnection {
     // MARK: - Set-up and pairing
 
     /// INIT a blank card with PIN, PUK (and on 3.x the pairing password) from `KEYHOST_PIN`, `KEYHOST_PUK`,
-    /// `KEYHOST_PAIRING_PASSWORD` or prompts; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
+    /// `KEYHOST_PAIRING_PASSWORD` or prompts, or with `generateSecrets` new ones (`GeneratedCardSecrets`), returned
+    /// as `pin`, `puk`, `pairing_password`; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
     /// digits nobody knows (never the PIN: the card would open its duress wallet). A 3.x card is then paired and the
-    /// pairing stored. `{applet, instance_uid, secure_channel, pairing_index}`.
-    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool) throws -> Record {
-        try CardServiceError.mappingForCommandLine("INIT") {
+    /// pairing stored. `{applet, instance_uid, identity_public_key, secure_channel, pairing_index}`. When INIT went
+    /// through with generated secrets and the pairing failed, throws `CardInitIncomplete` holding them.
+    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool, generateSecrets: Bool = false) throws -> Record {
+        let (password, generated) = try CardServiceError.mappingForCommandLine("INIT") { () -> (SecretBytes?, GeneratedCardSecrets?) in
             if selectInfo.isInitialized { throw KeycardError.alreadyInitialized }
-            let pin = try CardSecret.pin.resolve(setting: true)
-            let puk = try CardSecret.puk.resolve(setting: true)
-            let duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+            if generateSecrets { try GeneratedCardSecrets.checkEnvironment(pairingPassword: isV1) }
+            let pin, puk: SecretBytes, duress: SecretBytes?, generated: GeneratedCardSecrets?
+            if generateSecrets {
+                // The duress PIN first: the PIN made must differ from it.
+                duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+                var chosen = duress?.revealedBytes()
+                let made = GeneratedCardSecrets(pairingPassword: isV1, duressPIN: chosen)
+                if chosen != nil { zero(&chosen!) }
+                (pin, puk, generated) = (made.pin, made.puk, made)
+            } else {
+                pin = try CardSecret.pin.resolve(setting: true)
+                puk = try CardSecret.puk.resolve(setting: true)
+                duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+                generated = nil
+            }
             var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes(), duressBytes = duress?.revealedBytes()
             defer { zero(&pinBytes); zero(&pukBytes); if duressBytes != nil { zero(&duressBytes!) } }
             try DuressPIN.checkCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
-            let password = isV1 ? try CardSecret.pairingPassword.resolve(setting: true) : nil
+            let password = isV1 ? try generated?.pairingPassword ?? CardSecret.pairingPassword.resolve(setting: true) : nil
             try session.initialize(card, pin: pin, puk: puk, pairingPassword: password, duress: duress,
-                                   pinRetries: pinRetries, pukRetries: pukRetries)
-            var pairingIndex: Int?
-            if let password {
-                let free = card.applicationInfo?.freePairingSlots
-                let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-                session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
-                pairingIndex = Int(pairing.index)
-            }
-            let info = try session.info(card)
-            var result: [(String, Record)] = []
-            result.append(("applet", .string("\(info.version)")))
-            result.append(("instance_uid", .optional(info.instanceUID)))
-            result.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
-            result.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
-            result.append(("pairing_index", .optional(pairingIndex)))
-            return .object(result)
+                                   pinRetries: pinRetries, pukRetries: pukRetries, reselect: false)
+            return (password, generated)
         }
+        var pairingIndex: Int?
+        func result() -> Record {
+            let info = card.applicationInfo ?? selectInfo
+            var fields: [(String, Record)] = []
+            fields.append(("applet", .string("\(info.version)")))
+            fields.append(("instance_uid", .optional(info.instanceUID)))
+            fields.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
+            fields.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
+            fields.append(("pairing_index", .optional(pairingIndex)))
+            return .object(fields + (generated?.fields ?? []))
+        }
+        do {
+            try CardServiceError.mappingForCommandLine("INIT") {
+                try session.select(card)
+                if let password {
+                    let free = card.applicationInfo?.freePairingSlots
+                    let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
+                    session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
+                    pairingIndex = Int(pairing.index)
+                }
+            }
+        } catch {
+            guard generated != nil else { throw error }
+            throw CardInitIncomplete(result: result(), error: error)
+        }
+        return result()
     }
 
     /// PAIR (3.x) with the pairing password, storing the pairing. A stored pairing the card still accepts is kept
