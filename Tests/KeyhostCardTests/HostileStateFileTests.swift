@@ -52,6 +52,8 @@ import KeyhostCrypto
             ("certificate", { $0["certificate"] = Array(repeating: 7, count: 100_000) }),
             ("pairingKeys", { $0["pairingKeys"] = Array(repeating: NSNull(), count: 300) }),
             ("publicData", { $0["publicData"] = Array(repeating: 1, count: 128) }),
+            ("cashData", { $0["cashData"] = Array(repeating: 1, count: 128) }),
+            ("ndefFile", { $0["ndefFile"] = Array(repeating: 1, count: 513) }),
             ("keyPath", { $0["keyPath"] = Array(repeating: 0, count: 11) }),
             ("credentials.pin", { Self.credentials(&$0, "pin", "12345x") }),
         ]

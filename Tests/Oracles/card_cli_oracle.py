@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Independent answers for `keyhost card …` tests (Tests/KeyhostCLITests/CardCommandTests.swift).
 
-  derive MNEMONIC PASSPHRASE PATH...   one JSON line per path: {path, public_key, chain_code, xpub, zpub} (bip-utils)
+  derive MNEMONIC PASSPHRASE PATH...   one JSON line per path: {path, public_key, x_only, private_key, chain_code, xpub, zpub}
+                                       (bip-utils)
   verify PUBKEY DIGEST RSV             "valid <recovered compressed key>" or "invalid" (coincurve)
+  schnorr XONLY DIGEST SIGNATURE       "valid" or "invalid": BIP340 verification (coincurve, libsecp256k1's schnorrsig)
   mnemonic PHRASE                      "valid <word count>" or "invalid" (python-mnemonic's BIP39 check)
   recertify STATE CA_SECRET            re-signs a software 4.x card's identity certificate (in its state file) with
                                        another CA, as a card personalised by someone else; prints that CA's public key
@@ -26,6 +28,8 @@ def derive(phrase, passphrase, paths):
         print(json.dumps({
             "path": path,
             "public_key": pub.RawCompressed().ToHex(),
+            "x_only": pub.RawCompressed().ToHex()[2:],
+            "private_key": node.PrivateKey().Raw().ToHex(),
             "chain_code": node.ChainCode().ToHex(),
             "xpub": xpub,
             "zpub": Base58Encoder.CheckEncode(bytes.fromhex("04b24746") + raw[4:]),
@@ -44,6 +48,11 @@ def verify(pubkey_hex, digest_hex, rsv_hex):
     recid = v - 27 if v >= 27 else v
     recovered = coincurve.PublicKey.from_signature_and_message(r + s + bytes([recid]), digest, hasher=None)
     print("valid", recovered.format(compressed=True).hex())
+
+
+def schnorr(xonly_hex, digest_hex, signature_hex):
+    key = coincurve.PublicKeyXOnly(bytes.fromhex(xonly_hex))
+    print("valid" if key.verify(bytes.fromhex(signature_hex), bytes.fromhex(digest_hex)) else "invalid")
 
 
 def recertify(state_path, ca_secret_hex):
@@ -65,6 +74,8 @@ def main():
         derive(args[0], args[1], args[2:])
     elif command == "verify":
         verify(*args)
+    elif command == "schnorr":
+        schnorr(*args)
     elif command == "recertify":
         recertify(*args)
     elif command == "mnemonic":

@@ -1,5 +1,5 @@
 """`keyhost card …` on a real pseudo-terminal: secrets asked without echo (twice when being set), and
-factory-reset's confirmation question."""
+factory-reset's and remove-key's confirmation questions."""
 import json
 import subprocess
 
@@ -68,3 +68,52 @@ def test_factory_reset_asks_for_yes(keyhost_bin, tmp_path):
     assert child.exitstatus == 0, child.before
     result = json.loads(child.before[child.before.index("{"):])
     assert result["initialized"] is False
+
+
+def test_remove_key_asks_for_yes_before_the_pin(keyhost_bin, tmp_path):
+    env = {"KEYHOST_PIN": PIN, "KEYHOST_PUK": PUK, "KEYHOST_PAIRING_PASSWORD": PASSWORD}
+    for command in (["init", "--applet", "3.2"], ["generate-key"]):
+        child = spawn(keyhost_bin, tmp_path, *command, extra_env=env)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0, child.before
+
+    # No PIN in the environment: a "no" must end it before the PIN is asked.
+    child = spawn(keyhost_bin, tmp_path, "remove-key")
+    child.expect_exact("erases the key with key UID ")
+    answer(child, "Type yes to erase it: ", "no")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert "not confirmed; nothing was removed" in child.before
+    assert "Keycard PIN" not in child.before
+
+    child = spawn(keyhost_bin, tmp_path, "remove-key", "--json", extra_env={"KEYHOST_PAIRING_PASSWORD": PASSWORD})
+    answer(child, "Type yes to erase it: ", "yes")
+    answer(child, "Keycard PIN: ", PIN)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert json.loads(child.before[child.before.index("{"):])["has_master_key"] is False
+
+
+def test_generate_mnemonic_load_asks_a_new_passphrase_twice(keyhost_bin, tmp_path):
+    env = {"KEYHOST_PIN": PIN, "KEYHOST_PUK": PUK}
+    child = spawn(keyhost_bin, tmp_path, "init", "--applet", "4.0", extra_env=env)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+    # Two different entries: nothing is loaded (a mistyped new passphrase would make a wallet nobody can restore).
+    child = spawn(keyhost_bin, tmp_path, "generate-mnemonic", "--load", "--passphrase", extra_env=env)
+    answer(child, "Keycard BIP39 passphrase: ", "correct horse")
+    answer(child, "Keycard BIP39 passphrase again: ", "correct hoarse")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert "the two BIP39 passphrase entries differ" in child.before
+    assert "horse" not in child.before and "hoarse" not in child.before
+    status = subprocess.run([keyhost_bin, "card", "status", "--json", "--reader", "virtual", "--card-state", str(tmp_path / "card.json")],
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), **env},
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(status.stdout)["has_master_key"] is False, status.stderr

@@ -192,7 +192,12 @@ for _, applet in ipairs(APPLETS) do
     local s <close> = ready(applet)
     s:store_data("hello card")
     t.eq(s:get_data(), "hello card")
-    t.eq(s:get_data { type = "ndef" }, "")
+    -- A fresh NDEF file is zeros: the applet answers its 2-byte length, 0; cash data is empty until stored.
+    t.eq(s:get_data { type = "ndef" }, "\0\0")
+    t.eq(s:get_data { type = "cash" }, "")
+    s:store_data("cash", { type = "cash" })
+    t.eq(s:get_data { type = "cash" }, "cash")
+    t.eq(s:get_data(), "hello card")
     local err = card_error(function() s:store_data(string.rep("x", 128)) end)
     t.eq(err.kind, "wrong_data")
     t.eq(err.sw, 0x6A80)

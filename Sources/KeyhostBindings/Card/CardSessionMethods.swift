@@ -386,12 +386,11 @@ enum CardTables {
     }
 
     static func dataSlot(_ opts: Options) throws -> DataSlot {
-        switch try opts.string("type") ?? "public" {
-        case "public": return .publicData
-        case "ndef": return .ndef
-        case "cash": return .cash
-        case let other: throw LuaArgumentError(opts.position, "option 'type' is \"\(other)\"; use \"public\", \"ndef\" or \"cash\"")
+        let name = try opts.string("type") ?? "public"
+        guard let slot = DataSlot(name: name) else {
+            throw LuaArgumentError(opts.position, "option 'type' is \"\(name)\"; use \"public\", \"ndef\" or \"cash\"")
         }
+        return slot
     }
 
     static func expectedStatusWords(_ opts: Options) throws -> [StatusWord]? {

@@ -53,6 +53,15 @@ public struct KeyPath: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the applet exports this key's private half: a path from the master under EIP-1581's m/43'/60'/1581'
+    /// with at least two more levels (KeycardApplet.isEIP1581 wants 20 bytes of path starting with those 12).
+    public var isEIP1581: Bool { source == .master && KeyPath.isEIP1581(components) }
+
+    /// `isEIP1581` for the components of a path from the master.
+    public static func isEIP1581(_ components: [UInt32]) -> Bool {
+        components.count >= Keycard.eip1581Prefix.count + 2 && Array(components.prefix(Keycard.eip1581Prefix.count)) == Keycard.eip1581Prefix
+    }
+
     public var description: String {
         let prefix: String
         switch source {

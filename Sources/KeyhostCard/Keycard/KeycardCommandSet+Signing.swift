@@ -58,17 +58,4 @@ extension KeycardCommandSet {
         case .pinless: return (0x03, [])
         }
     }
-
-    // MARK: - Data
-
-    /// GET DATA: the stored public data (no PIN needed; v1 works without a secure channel too).
-    public func getData(slot: DataSlot = .publicData) throws -> [UInt8] {
-        if version == .v1 && !isSecureChannelOpen { return try sendPlain(.getData, p1: slot.rawValue) }
-        return try sendSecure(.getData, p1: slot.rawValue)
-    }
-
-    /// STORE DATA (PIN verified): up to 127 bytes of public data.
-    public func storeData(_ data: [UInt8], slot: DataSlot = .publicData) throws {
-        try sendSecure(.storeData, p1: slot.rawValue, data: data)
-    }
 }

@@ -32,11 +32,32 @@ public enum PairingMode: UInt8, Sendable {
     case persistent = 0x02
 }
 
-/// GET/STORE DATA P1.
-public enum DataSlot: UInt8, Sendable {
+/// GET/STORE DATA P1: the same three on applets 3.2 and 4.0.
+public enum DataSlot: UInt8, Sendable, CaseIterable {
     case publicData = 0x00
+    /// The file the card's NDEF applet serves over NFC: a 2-byte length, then the NDEF message.
     case ndef = 0x01
+    /// What the card's Cash applet answers at SELECT.
     case cash = 0x02
+
+    /// The name both front ends use: "public", "ndef", "cash".
+    public var name: String {
+        switch self {
+        case .publicData: return "public"
+        case .ndef: return "ndef"
+        case .cash: return "cash"
+        }
+    }
+
+    /// The slot called `name`, nil for any other name.
+    public init?(name: String) {
+        guard let slot = DataSlot.allCases.first(where: { $0.name == name }) else { return nil }
+        self = slot
+    }
+
+    /// The most bytes the applet keeps: 127 of public and cash data (a length byte goes in front of them in its
+    /// 128-byte buffers), and an NDEF file of 512 bytes (its own 2-byte length included).
+    public var capacity: Int { self == .ndef ? 512 : 127 }
 }
 
 /// CHANGE PIN P1.

@@ -120,10 +120,6 @@ extension SoftKeycard {
         return node
     }
 
-    func isEIP1581(_ path: [UInt32]) -> Bool {
-        path.count >= Keycard.eip1581Prefix.count + 2 && Array(path.prefix(3)) == Keycard.eip1581Prefix
-    }
-
     func deriveKey(_ apdu: CommandAPDU, data: [UInt8]) throws -> Outcome {
         guard pinVerified else { throw CardStatus(.conditionsNotSatisfied) }
         state.keyPath = try resolvePath(data[...], source: apdu.p1)
@@ -217,7 +213,7 @@ extension SoftKeycard {
             }
             path = try resolvePath(data[...], source: source)
         }
-        let eip1581 = isEIP1581(path)
+        let eip1581 = KeyPath.isEIP1581(path)
         let publicOnly = option != .privateAndPublic
         if !(publicOnly || eip1581) || (option == .extendedPublic && (eip1581 || (isV2 && path.isEmpty))) {
             throw CardStatus(.conditionsNotSatisfied)

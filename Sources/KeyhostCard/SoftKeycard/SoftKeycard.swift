@@ -4,9 +4,9 @@ import KeyhostCrypto
 /// pairing slots, both secure channels) as a `CardChannel` peer, for tests and for scripting without hardware.
 ///
 /// Emulates applet 3.2 (secure channel v1) or 4.0 (secure channel v2), chosen at creation.
-/// Known deliberate differences: ECDSA uses RFC 6979 nonces (the card's are random); NDEF and cash data slots
-/// read back empty. Kept on purpose because the real 3.2 applet does it: EXPORT KEY of the master (an empty path)
-/// answers the chain code left over from the last derivation since the card was powered, not the master's.
+/// Known deliberate difference: ECDSA uses RFC 6979 nonces (the card's are random). Kept on purpose because the
+/// real 3.2 applet does it: EXPORT KEY of the master (an empty path) answers the chain code left over from the last
+/// derivation since the card was powered, not the master's.
 public final class SoftKeycard: CardChannel {
     public internal(set) var state: SoftKeycardState
     public let options: SoftKeycardOptions
@@ -62,7 +62,7 @@ public final class SoftKeycard: CardChannel {
             appletVersion: options.appletVersion, uid: random.bytes(16), secureChannelKey: random.privateKey().revealedBytes(),
             identityKey: identity.revealedBytes(), certificate: certificate.bytes, credentials: nil, pairingSecret: nil,
             pairingKeys: Array(repeating: nil, count: max(0, min(options.pairingSlots, 255))), masterKey: nil, masterChainCode: nil,
-            keyUID: [], keyPath: [], pinlessPath: [], publicData: [])
+            keyUID: [], keyPath: [], pinlessPath: [], publicData: [], ndefFile: nil, cashData: nil)
     }
 
     var isV2: Bool { state.appletVersion.major >= 4 }
@@ -309,24 +309,44 @@ public final class SoftKeycard: CardChannel {
         }
     }
 
+    /// GET DATA as KeycardApplet.getData: no PIN. The NDEF file comes whole from its start on 3.2, cut at the secure
+    /// channel's 223 bytes; 4.0 answers it from byte P2 × 4, at most 244 bytes at a time, and 6A86 past its end.
     func getData(_ apdu: CommandAPDU, data: [UInt8]) throws -> Outcome {
         switch DataSlot(rawValue: apdu.p1) {
         case .publicData: return .secure(state.publicData)
-        case .ndef, .cash: return .secure([])
+        case .cash: return .secure(state.cashData ?? [])
+        case .ndef:
+            var file = state.ndefFile ?? []
+            file += [UInt8](repeating: 0, count: max(0, DataSlot.ndef.capacity - file.count))
+            let total = (Int(file[0]) << 8 | Int(file[1])) + 2
+            guard isV2 else { return .secure(Array(file[0..<min(total, SecureChannelV1.maxPlaintext)])) }
+            // 4.0 copies from its 512-byte file up to the length: a length past the file fails the copy.
+            guard total <= DataSlot.ndef.capacity else { throw CardStatus(.unknown) }
+            let offset = Int(apdu.p2) * 4
+            guard offset < total else { throw CardStatus(.incorrectP1P2) }
+            let remaining = total - offset, largest = 245 / 4 * 4
+            return .secure(Array(file[offset..<(offset + (remaining < 245 ? remaining : largest))]))
         case nil: throw CardStatus(.incorrectP1P2)
         }
     }
 
+    /// STORE DATA as KeycardApplet.storeData: PIN verified; public and cash data whole (at most 127 bytes), the NDEF
+    /// file from byte P2 × 4 (P2 a signed byte on 3.2, whose negative offsets fail the copy) up to its 512 bytes.
     func storeData(_ apdu: CommandAPDU, data: [UInt8]) throws -> Outcome {
         guard pinVerified else { throw CardStatus(.conditionsNotSatisfied) }
-        switch DataSlot(rawValue: apdu.p1) {
-        case .publicData:
-            guard data.count <= 127 else { throw CardStatus(.wrongData) }
-            state.publicData = data
-        case .ndef, .cash:
-            guard data.count <= 127 else { throw CardStatus(.wrongData) }
-        case nil:
-            throw CardStatus(.incorrectP1P2)
+        guard let slot = DataSlot(rawValue: apdu.p1) else { throw CardStatus(.incorrectP1P2) }
+        switch slot {
+        case .publicData, .cash:
+            guard data.count <= slot.capacity else { throw CardStatus(.wrongData) }
+            if slot == .cash { state.cashData = data } else { state.publicData = data }
+        case .ndef:
+            guard isV2 || apdu.p2 < 0x80 else { throw CardStatus(.unknown) }
+            let offset = Int(apdu.p2) * 4
+            guard offset + data.count <= slot.capacity else { throw CardStatus(.wrongData) }
+            var file = state.ndefFile ?? []
+            file += [UInt8](repeating: 0, count: max(0, offset + data.count - file.count))
+            file.replaceSubrange(offset..<(offset + data.count), with: data)
+            state.ndefFile = file
         }
         return .none
     }
@@ -339,7 +359,7 @@ public final class SoftKeycard: CardChannel {
         state.pairingSecret = nil
         state.pairingKeys = Array(repeating: nil, count: state.pairingKeys.count)
         clearKeys()
-        state.publicData = []
+        state.publicData = []  // the NDEF file and cash data stay: they belong to the card's other applets
         if !isV2 {
             // 3.2 drops its SecureChannel object: a new ECDH key and UID come with the next one.
             state.uid = random.bytes(16)

@@ -30,7 +30,11 @@ extension SoftKeycardState {
         for (slot, key) in pairingKeys.enumerated() {
             if let key, let p = bytes("pairingKeys[\(slot)]", key, [32]) { return p }
         }
-        guard publicData.count <= 127 else { return field("publicData", "has \(publicData.count) bytes; STORE DATA takes at most 127") }
+        let data: [(String, [UInt8], DataSlot)] = [("publicData", publicData, .publicData), ("cashData", cashData ?? [], .cash),
+                                                   ("ndefFile", ndefFile ?? [], .ndef)]
+        for (name, value, slot) in data where value.count > slot.capacity {
+            return field(name, "has \(value.count) bytes; STORE DATA keeps at most \(slot.capacity)")
+        }
         if let credentials { return credentials.problem() }
         return nil
     }

@@ -34,6 +34,11 @@ public struct SoftKeycardState: Codable, Equatable, Sendable {
     public var keyPath: [UInt32]
     public var pinlessPath: [UInt32]
     public var publicData: [UInt8]
+    /// The NDEF file (2-byte length, then the message) as far as it was written; nil or missing bytes are zeros.
+    /// It lives in the NDEF applet's memory, so FACTORY RESET leaves it, as it leaves `cashData`.
+    public var ndefFile: [UInt8]?
+    /// The Cash applet's data (nil: none stored).
+    public var cashData: [UInt8]?
 
     public var isInitialized: Bool { credentials != nil }
     public var freePairingSlots: Int { pairingKeys.filter { $0 == nil }.count }

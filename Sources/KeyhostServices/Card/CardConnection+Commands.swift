@@ -2,10 +2,6 @@ import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The everyday card commands of `keyhost card …`, over the session logic Lua's sessions use too (`s:auto`, `s:init`,
 /// `s:pair`, the pairing store). Secrets are resolved here (`CardSecret`), never taken from the caller as text;
 /// results are `Record` objects under the Lua result tables' names; errors are `CardServiceError`s worded for the command line.
@@ -61,37 +57,63 @@ extension CardConnection {
     // MARK: - Set-up and pairing
 
     /// INIT a blank card with PIN, PUK (and on 3.x the pairing password) from `KEYHOST_PIN`, `KEYHOST_PUK`,
-    /// `KEYHOST_PAIRING_PASSWORD` or prompts; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
+    /// `KEYHOST_PAIRING_PASSWORD` or prompts, or with `generateSecrets` new ones (`GeneratedCardSecrets`), returned
+    /// as `pin`, `puk`, `pairing_password`; the duress PIN from `KEYHOST_DURESS_PIN` when `duressPIN`, else six random
     /// digits nobody knows (never the PIN: the card would open its duress wallet). A 3.x card is then paired and the
-    /// pairing stored. `{applet, instance_uid, secure_channel, pairing_index}`.
-    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool) throws -> Record {
-        try CardServiceError.mappingForCommandLine("INIT") {
+    /// pairing stored. `{applet, instance_uid, identity_public_key, secure_channel, pairing_index}`. When INIT went
+    /// through with generated secrets and the pairing failed, throws `CardInitIncomplete` holding them.
+    public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool, generateSecrets: Bool = false) throws -> Record {
+        let (password, generated) = try CardServiceError.mappingForCommandLine("INIT") { () -> (SecretBytes?, GeneratedCardSecrets?) in
             if selectInfo.isInitialized { throw KeycardError.alreadyInitialized }
-            let pin = try CardSecret.pin.resolve(setting: true)
-            let puk = try CardSecret.puk.resolve(setting: true)
-            let duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+            if generateSecrets { try GeneratedCardSecrets.checkEnvironment(pairingPassword: isV1) }
+            let pin, puk: SecretBytes, duress: SecretBytes?, generated: GeneratedCardSecrets?
+            if generateSecrets {
+                // The duress PIN first: the PIN made must differ from it.
+                duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+                var chosen = duress?.revealedBytes()
+                let made = GeneratedCardSecrets(pairingPassword: isV1, duressPIN: chosen)
+                if chosen != nil { zero(&chosen!) }
+                (pin, puk, generated) = (made.pin, made.puk, made)
+            } else {
+                pin = try CardSecret.pin.resolve(setting: true)
+                puk = try CardSecret.puk.resolve(setting: true)
+                duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
+                generated = nil
+            }
             var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes(), duressBytes = duress?.revealedBytes()
             defer { zero(&pinBytes); zero(&pukBytes); if duressBytes != nil { zero(&duressBytes!) } }
             try DuressPIN.checkCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
-            let password = isV1 ? try CardSecret.pairingPassword.resolve(setting: true) : nil
+            let password = isV1 ? try generated?.pairingPassword ?? CardSecret.pairingPassword.resolve(setting: true) : nil
             try session.initialize(card, pin: pin, puk: puk, pairingPassword: password, duress: duress,
-                                   pinRetries: pinRetries, pukRetries: pukRetries)
-            var pairingIndex: Int?
-            if let password {
-                let free = card.applicationInfo?.freePairingSlots
-                let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-                session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
-                pairingIndex = Int(pairing.index)
-            }
-            let info = try session.info(card)
-            var result: [(String, Record)] = []
-            result.append(("applet", .string("\(info.version)")))
-            result.append(("instance_uid", .optional(info.instanceUID)))
-            result.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
-            result.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
-            result.append(("pairing_index", .optional(pairingIndex)))
-            return .object(result)
+                                   pinRetries: pinRetries, pukRetries: pukRetries, reselect: false)
+            return (password, generated)
         }
+        var pairingIndex: Int?
+        func result() -> Record {
+            let info = card.applicationInfo ?? selectInfo
+            var fields: [(String, Record)] = []
+            fields.append(("applet", .string("\(info.version)")))
+            fields.append(("instance_uid", .optional(info.instanceUID)))
+            fields.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
+            fields.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
+            fields.append(("pairing_index", .optional(pairingIndex)))
+            return .object(fields + (generated?.fields ?? []))
+        }
+        do {
+            try CardServiceError.mappingForCommandLine("INIT") {
+                try session.select(card)
+                if let password {
+                    let free = card.applicationInfo?.freePairingSlots
+                    let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
+                    session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
+                    pairingIndex = Int(pairing.index)
+                }
+            }
+        } catch {
+            guard generated != nil else { throw error }
+            throw CardInitIncomplete(result: result(), error: error)
+        }
+        return result()
     }
 
     /// PAIR (3.x) with the pairing password, storing the pairing. A stored pairing the card still accepts is kept
@@ -207,83 +229,6 @@ extension CardConnection {
             session.setPINVerified(true)
             let status = try card.getStatus()
             return Record.object([("pin_retries", .integer(status.pinRetries)), ("puk_retries", .integer(status.pukRetries))])
-        }
-    }
-
-    // MARK: - Keys
-
-    /// Refuses to replace a loaded key unless `replace`: LOAD KEY and GENERATE KEY overwrite it for good.
-    func checkNoKey(replace: Bool) throws {
-        guard !replace, selectInfo.hasMasterKey else { return }
-        let uid = selectInfo.keyUID.map { " (key UID \(Hex.encode($0)))" } ?? ""
-        throw CardServiceError(kind: "has_key", "the card already holds a key\(uid); a new one replaces it for good; add --replace if that is what you want")
-    }
-
-    /// LOAD KEY of the BIP39 seed of `KEYHOST_MNEMONIC` (or a prompt), with the passphrase of `KEYHOST_PASSPHRASE`
-    /// (or a prompt) when `passphrase`. `{key_uid}`.
-    public func loadSeed(passphrase: Bool, replace: Bool) throws -> Record {
-        if !passphrase, let value = getenv(CardSecret.passphrase.environment), value.pointee != 0 {
-            // A passphrase silently left out would load another wallet than the user meant.
-            throw CardServiceError(kind: "invalid_argument", "\(CardSecret.passphrase.environment) is set but --passphrase was not given; "
-                               + "add --passphrase to use it, or unset the variable")
-        }
-        try checkNoKey(replace: replace)
-        return try CardServiceError.mappingForCommandLine("LOAD KEY") {
-            let phrase = try CardSecret.mnemonic.resolve()
-            let mnemonic: Mnemonic
-            do { mnemonic = try Mnemonic(phrase: phrase.text) } catch {
-                // MnemonicError names positions and counts, never words.
-                throw CardServiceError(kind: "invalid_mnemonic", "the mnemonic (\(CardSecret.mnemonic.environment) or the prompt) is not a valid BIP39 phrase: \(error)")
-            }
-            let words = try passphrase ? CardSecret.passphrase.resolve() : SecretBytes([])
-            let keyUID = try card.loadKey(seed: mnemonic.seed(passphrase: words.text))
-            return Record.object([("key_uid", .bytes(keyUID))])
-        }
-    }
-
-    /// GENERATE KEY: a new random master key on the card (no backup exists). `{key_uid}`.
-    public func generateKey(replace: Bool) throws -> Record {
-        try checkNoKey(replace: replace)
-        return try CardServiceError.mappingForCommandLine("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
-    }
-
-    /// GENERATE MNEMONIC: `words` words from the card's random generator; the card keeps nothing. `{mnemonic, indexes}`.
-    public func generateMnemonic(words: Int) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
-            let indexes = try card.generateMnemonic(wordCount: words)
-            return Record.object([("mnemonic", .string(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
-                                  ("indexes", Record.integers(indexes))])
-        }
-    }
-
-    /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
-    /// `{path, public_key, chain_code, xpub}`.
-    public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> Record {
-        try CardServiceError.mappingForCommandLine("EXPORT KEY") {
-            let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
-            guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
-            var xpub: Record = .null
-            if extended {
-                guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
-                xpub = .string(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
-            }
-            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.compressed)),
-                                  ("chain_code", .optional(exported.chainCode)), ("xpub", xpub)])
-        }
-    }
-
-    /// SIGN (ECDSA) the 32-byte `digest` with the key at `path`: `{path, public_key, r, s, v, recovery_id, compact, der, rsv}`.
-    public func sign(digest: [UInt8], path: KeyPath) throws -> Record {
-        try CardServiceError.mappingForCommandLine("SIGN") {
-            let signed = try card.sign(digest: digest, mode: .derive(path))
-            let signature = signed.signature
-            return Record.object([
-                ("path", .string(path.description)), ("public_key", .bytes(signed.publicKey.compressed)),
-                ("r", .bytes(signature.r)), ("s", .bytes(signature.s)),
-                ("v", .integer(27 + signature.recoveryID)), ("recovery_id", .integer(signature.recoveryID)),
-                ("compact", .bytes(signature.r + signature.s)), ("der", .bytes(signature.signature.der)),
-                ("rsv", .bytes(signature.rsv)),
-            ])
         }
     }
 }

@@ -112,6 +112,8 @@ extension CardServiceError {
         let text: String
         switch kind {
         case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
+        case "not_found" where command == "\(KeycardInstruction.sign)":
+            text = "no PIN-less path is set on the card; set one with 'keyhost card set-pinless-path --path m/…' (it takes the PIN once)"
         case "no_free_slot":
             text = "no free pairing slot: other hosts hold every slot of the card; free them with 'keyhost card unpair --others' "
                 + "(it works from this host too, through the card's temporary slot), or factory reset the card"

@@ -5,9 +5,10 @@ import KeyhostCrypto
 extension CardSession {
     /// INIT a blank card (`s:init{}`, `keyhost card init`): a 3.x card takes the pairing secret derived from
     /// `pairingPassword`; without `duress` the command set sends six random digits nobody knows, so the PIN
-    /// never opens the duress wallet (see DuressPIN). Selects again afterwards: the card has new keys.
+    /// never opens the duress wallet (see DuressPIN). Selects again afterwards (the card has new keys) unless not
+    /// `reselect`, for a caller that must tell a failed INIT from a failure after it.
     public func initialize(_ card: KeycardCommandSet, pin: SecretBytes, puk: SecretBytes, pairingPassword: SecretBytes?,
-                           duress: SecretBytes?, pinRetries: Int?, pukRetries: Int?) throws {
+                           duress: SecretBytes?, pinRetries: Int?, pukRetries: Int?, reselect: Bool = true) throws {
         let info = try info(card)
         var secret: SecretBytes?
         if info.secureChannelVersion == .v1 {
@@ -18,7 +19,7 @@ extension CardSession {
         }
         try card.initialize(pin: pin.text, puk: puk.text, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries,
                             alternatePIN: duress.map { $0.text })
-        try select(card)
+        if reselect { try select(card) }
     }
 
     /// FACTORY RESET, then forget this host's pairing with the card and select it again (blank now).
