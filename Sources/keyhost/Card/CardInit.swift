@@ -60,7 +60,7 @@ struct CardInit: ParsableCommand {
 
     private func show(_ result: Record) throws {
         if json {
-            try printJSON(jsonObject(result))
+            print(result.json())
             return
         }
         var line = "initialised the card (applet \(result.text("applet")), instance UID \(result.text("instance_uid")))"
