@@ -10,6 +10,11 @@ enum Fixtures {
     static let otherIssuer = try! PrivateKey(bytes: Array(repeating: 0x52, count: 32))
     static let keys = (0..<6).map { try! PrivateKey(bytes: Array(repeating: UInt8(0x61 + $0), count: 32)) }
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    /// The time links are signed with unless a test names one: fixed for the whole run, so two chains of one
+    /// token built a moment apart share their common links byte for byte. (Read from the clock at each call, a
+    /// second that ticked between building them on a loaded machine made the chains part at link 0, signed by
+    /// keys[0], and a test expecting keys[1] as the double spender failed.)
+    static let linkTime = now - 60
     /// The built keyhost, whose worker re-runs programs for the ledgers under test.
     static let worker = try! WorkerProgram.path()
     static let programs = WorkerPool(executable: worker)
@@ -27,7 +32,7 @@ enum Fixtures {
     static func randomID() -> [UInt8] { (0..<32).map { _ in UInt8.random(in: 0...255) } }
 
     /// `chain` handed on by the key at `from` (an index into `keys`) to `to`.
-    static func pass(_ chain: TokenChain, from: Int, to next: PublicKey, time: Int64 = now - 60) throws -> TokenChain {
+    static func pass(_ chain: TokenChain, from: Int, to next: PublicKey, time: Int64 = linkTime) throws -> TokenChain {
         try chain.appending(to: next, time: time, effects: []) { try ProtocolSignature.sign($0, with: keys[from]) }
     }
 
@@ -35,7 +40,7 @@ enum Fixtures {
 
     /// keys[0] → keys[1] → keys[via] → deposit. Different `via` give chains of one token that part
     /// at link 1, signed both times by keys[1].
-    static func deposit(_ token: SignedToken, via: Int = 2, time: Int64 = now - 60) throws -> TokenChain {
+    static func deposit(_ token: SignedToken, via: Int = 2, time: Int64 = linkTime) throws -> TokenChain {
         var chain = try pass(TokenChain(token: token), from: 0, to: keys[1].publicKey, time: time)
         chain = try pass(chain, from: 1, to: keys[via].publicKey, time: time)
         return try pass(chain, from: via, to: depositKey(PrivateKey(bytes: issuerSecret(of: token))), time: time)
