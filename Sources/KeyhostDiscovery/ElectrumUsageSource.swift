@@ -1,0 +1,321 @@
+import Dispatch
+import KeyhostCrypto
+import KeyhostFiles
+import KeyhostHTTP
+import KeyhostRecord
+
+/// Usage from an Electrum server (electrs, Fulcrum, ElectrumX; the servers Electrum, Sparrow and BDK use):
+/// an address is used iff `blockchain.scripthash.get_history` of its output script lists any transaction,
+/// confirmed or in the mempool. The script hash is SHA-256 of the output script, byte-reversed, in hex.
+///
+/// Talk: persistent connections, at most `parallel` of them, opened when first needed and kept open with
+/// `server.ping` while idle. Each batch of addresses the engine asks about goes out as JSON-RPC batches (one
+/// array, one round trip per connection used); a batch is split across connections only into requests of at
+/// least `minimumPerRequest` addresses. A server that answers a batch with one error object (it refuses batches)
+/// gets pipelined single requests on the same connection from then on; so does one that twice in a row closes the
+/// connection on a batch before answering (Blockstream's electrs closes on any JSON array). A broken connection
+/// is reopened and the request sent again, with the same retries and backoff as the HTTP sources.
+public final class ElectrumUsageSource: UsageSource {
+    public let server: ElectrumServer
+    public let coin: Coin
+    private let http: HTTPOptions
+    private let options: ElectrumOptions
+    private let pool: ElectrumPool
+
+    /// `server` is `tcp://HOST:PORT` or `ssl://HOST:PORT`; `coin` says how addresses become output scripts.
+    public init(server: String, coin: Coin, http: HTTPOptions = HTTPOptions(), electrum: ElectrumOptions = ElectrumOptions()) throws {
+        try http.validate()
+        try electrum.validate()
+        self.server = try ElectrumServer(server)
+        guard !coin.addressKinds.contains(.ethereum) else {
+            throw DiscoveryError.invalidOption(name: "usage source", detail: "an Electrum server indexes output scripts of Bitcoin-like "
+                + "chains; \(coin.name) has none: use eth-rpc:URL or etherscan")
+        }
+        let pinned = electrum.certificateFile != nil || electrum.fingerprint != nil
+        guard self.server.useTLS || !pinned else {
+            throw DiscoveryError.invalidOption(name: "Electrum certificate pin", detail: "a certificate or fingerprint pin needs an ssl:// server, "
+                + "and \(self.server) is plain TCP: write electrum:ssl://\(self.server.host):PORT")
+        }
+        self.coin = coin
+        self.http = http
+        self.options = electrum
+        var tls: TLSContext?
+        if self.server.useTLS {
+            var pins = TLSPins()
+            if let file = electrum.certificateFile {
+                let pem: [UInt8]
+                do { pem = try BoundedFile.read(file, limit: BoundedFile.mebibyte) } catch {
+                    throw DiscoveryError.invalidOption(name: "Electrum certificate file", detail: "\(error)")
+                }
+                pins.certificates = try TLSPins.certificates(pem: pem)
+                guard !pins.certificates.isEmpty else {
+                    throw DiscoveryError.invalidOption(name: "Electrum certificate file", detail: "\(file) holds no PEM certificate "
+                        + "(-----BEGIN CERTIFICATE-----); give the server's certificate, e.g. Electrum's or Fulcrum's cert.pem")
+                }
+            }
+            if let fingerprint = try electrum.fingerprintBytes() { pins.fingerprints = [fingerprint] }
+            do { tls = try TLSContext(pins: pins) } catch let error as HTTPTransportError {
+                throw DiscoveryError.invalidOption(name: "Electrum TLS set-up", detail: error.message)
+            }
+        }
+        pool = ElectrumPool(server: self.server, tls: tls, size: http.maxConcurrentRequests, timeout: http.timeout,
+                            clientName: electrum.clientName, maxLineLength: electrum.maxLineLength, keepAlive: electrum.keepAlive)
+    }
+
+    deinit { pool.shutDown() }
+
+    public var name: String { "electrum \(server)" }
+
+    /// Request messages sent so far (a batch counts once): the round trips.
+    public var roundTrips: Int { pool.statistics.roundTrips }
+    /// Connections attempted so far (reconnections included).
+    public var connectionsOpened: Int { pool.statistics.connections }
+
+    public func usage(of addresses: [String]) throws -> [Bool] {
+        guard !addresses.isEmpty else { return [] }
+        let hashes = try addresses.map(scriptHash)
+        // As few requests as the parallelism allows, each of at least minimumPerRequest addresses.
+        let requests = max(1, min(pool.size, addresses.count / max(1, options.minimumPerRequest)))
+        let size = (addresses.count + requests - 1) / requests
+        let chunks = stride(from: 0, to: addresses.count, by: size).enumerated().map { slot, start in
+            (slot: slot, range: start..<min(start + size, addresses.count))
+        }
+        return try parallelMap(chunks, width: chunks.count) { [self] chunk in
+            try self.ask(Array(hashes[chunk.range]), Array(addresses[chunk.range]), slot: chunk.slot)
+        }.flatMap { $0 }
+    }
+
+    /// The Electrum script hash of an address: SHA-256 of its output script, byte-reversed, hex.
+    func scriptHash(_ address: String) throws -> String {
+        let script: [UInt8]
+        do { script = try Address.decode(address, coin: coin).scriptPubKey } catch {
+            throw DiscoveryError.usageSourceFailed(source: name, underlying: "\(address) is not a \(coin.name) address, so it has no output script to ask about (\(error))")
+        }
+        return Hex.encode(Hash.sha256(script).reversed())
+    }
+
+    /// One request's addresses on one pooled connection, with reconnection, retries and backoff.
+    private func ask(_ hashes: [String], _ addresses: [String], slot: Int) throws -> [Bool] {
+        let subject = addresses.count == 1 ? addresses[0] : "\(addresses[0]) and \(addresses.count - 1) more"
+        var attempt = 0
+        while true {
+            do {
+                let outcomes = try pool.withConnection(slot) { connection in try self.histories(hashes, on: connection) }
+                return try zip(outcomes, addresses).map { outcome, address in try Self.isUsed(outcome, address: address) }
+            } catch let failure as ElectrumFailure {
+                guard failure.retryable, attempt < http.maxRetries else { throw discoveryError(failure, subject: subject) }
+            }
+            http.sleep(http.backoff(afterAttempt: attempt))
+            attempt += 1
+        }
+    }
+
+    /// `get_history` of each hash: one batch, or pipelined singles once the server has refused batches.
+    private func histories(_ hashes: [String], on connection: ElectrumConnection) throws -> [ElectrumOutcome] {
+        let calls = hashes.map { ElectrumCall(method: ElectrumConnection.historyMethod, params: [.string($0)]) }
+        if calls.count > 1 && !pool.batchesRefused {
+            do {
+                switch try connection.batch(calls) {
+                case .answered(let outcomes):
+                    pool.batchAnswered()
+                    return outcomes
+                case .refused:
+                    pool.refuseBatches()
+                }
+            } catch let failure as ElectrumFailure where failure.closedOnBatch {
+                pool.batchClosed()
+                throw failure
+            }
+        }
+        return try connection.pipelined(calls)
+    }
+
+    /// Whether a `get_history` answer lists any transaction. Protocol 1.4 answers a list of `{tx_hash, height}`
+    /// (mempool entries add `fee`); 1.5 and later wrap it as `{history: [...]}`.
+    static func isUsed(_ outcome: ElectrumOutcome, address: String) throws -> Bool {
+        switch outcome {
+        case .error(let error):
+            // aiorpcx (ElectrumX) says -101 "excessive resource usage" and -102 "server busy": try again later.
+            let code = error["code"]?.integerValue
+            throw ElectrumFailure(kind: .refused, detail: "\(ElectrumConnection.historyMethod) for \(address): \(ElectrumConnection.describe(error))",
+                                  retryable: code == -101 || code == -102)
+        case .result(let result):
+            guard let entries = result.arrayValue ?? result["history"]?.arrayValue else {
+                throw ElectrumFailure.malformed("\(ElectrumConnection.historyMethod) for \(address) answered \(result.kindName), not a list of "
+                    + "transactions: " + ElectrumText.shown(result.rendered, limit: 200))
+            }
+            for entry in entries {
+                guard let hash = entry["tx_hash"]?.stringValue, hash.utf8.count == 64, hash.allSatisfy(\.isHexDigit),
+                      entry["height"]?.integerValue != nil else {
+                    throw ElectrumFailure.malformed("\(ElectrumConnection.historyMethod) for \(address) lists "
+                        + ElectrumText.shown(entry.rendered, limit: 200) + ", not {tx_hash, height}")
+                }
+            }
+            return !entries.isEmpty
+        }
+    }
+
+    private func discoveryError(_ failure: ElectrumFailure, subject: String) -> DiscoveryError {
+        switch failure.kind {
+        case .unreachable:
+            var detail = failure.detail
+            if failure.certificateFingerprint != nil {
+                detail += "; if that is your own server's certificate, pin that fingerprint with --electrum-fingerprint "
+                    + "(electrum_fingerprint in Lua), or give its PEM file with --electrum-cert (electrum_cert)"
+            }
+            return .unreachable(url: name, address: subject, detail: detail)
+        case .malformed:
+            return .malformedResponse(url: name, address: subject, detail: failure.detail)
+        case .refused:
+            return .serviceError(url: name, address: subject, detail: failure.detail)
+        }
+    }
+}
+
+/// The connections of one source: slot i holds connection i, opened on first use, reopened after a failure,
+/// pinged while idle. Shared with the keep-alive thread, so every slot has its own lock.
+final class ElectrumPool: @unchecked Sendable {
+    struct Statistics {
+        var roundTrips = 0
+        var connections = 0
+    }
+
+    let size: Int
+    private let server: ElectrumServer
+    private let tls: TLSContext?
+    private let timeout: Double
+    private let clientName: String
+    private let maxLineLength: Int
+    private let keepAlive: Double
+    private let slots: [Slot]
+    /// Guards the fields below (a serial queue is the lock, as elsewhere in this module).
+    private let queue = DispatchQueue(label: "keyhost.discovery.electrum")
+    private var _batchesRefused = false
+    private var batchCloses = 0
+    private var _statistics = Statistics()
+    private var pinger: WorkerThread?
+    private var pingerStarted = false
+    private let stop = DispatchSemaphore(value: 0)
+    private var stopped = false
+
+    final class Slot {
+        let lock = ThreadLock()
+        var connection: ElectrumConnection?
+        /// Request messages already counted in the statistics from this connection.
+        var counted = 0
+    }
+
+    init(server: ElectrumServer, tls: TLSContext?, size: Int, timeout: Double, clientName: String, maxLineLength: Int, keepAlive: Double) {
+        self.server = server
+        self.tls = tls
+        self.size = max(1, size)
+        self.timeout = timeout
+        self.clientName = clientName
+        self.maxLineLength = maxLineLength
+        self.keepAlive = keepAlive
+        slots = (0..<max(1, size)).map { _ in Slot() }
+    }
+
+    var batchesRefused: Bool { queue.sync { _batchesRefused } }
+    var statistics: Statistics { queue.sync { _statistics } }
+
+    func refuseBatches() { queue.sync { _batchesRefused = true } }
+    func batchAnswered() { queue.sync { batchCloses = 0 } }
+    /// Twice in a row a connection closed on a batch with nothing answered: this server does not take batches.
+    func batchClosed() {
+        queue.sync {
+            batchCloses += 1
+            if batchCloses >= 2 { _batchesRefused = true }
+        }
+    }
+
+    /// Runs `body` on slot `index`'s connection, opening it first if there is none (or the server hung up on it
+    /// while idle). A failure closes the connection, so the next attempt starts on a fresh one.
+    func withConnection<R>(_ index: Int, _ body: (ElectrumConnection) throws -> R) throws -> R {
+        let slot = slots[index]
+        slot.lock.lock()
+        defer { slot.lock.unlock() }
+        if let existing = slot.connection, existing.isClosed {
+            existing.close()
+            slot.connection = nil
+        }
+        let connection: ElectrumConnection
+        if let existing = slot.connection {
+            connection = existing
+        } else {
+            queue.sync { _statistics.connections += 1 }
+            connection = try ElectrumConnection(server: server, tls: tls, timeout: timeout, clientName: clientName,
+                                                maxLineLength: maxLineLength)
+            slot.connection = connection
+            slot.counted = 0
+            startPinger()
+        }
+        defer { count(slot, connection) }
+        do {
+            return try body(connection)
+        } catch {
+            connection.close()
+            slot.connection = nil
+            throw error
+        }
+    }
+
+    private func count(_ slot: Slot, _ connection: ElectrumConnection) {
+        let sent = connection.requestsSent
+        queue.sync { _statistics.roundTrips += sent - slot.counted }
+        slot.counted = sent
+    }
+
+    // MARK: - Keep-alive
+
+    private func startPinger() {
+        let start: Bool = queue.sync {
+            guard !pingerStarted, !stopped else { return false }
+            pingerStarted = true
+            return true
+        }
+        guard start else { return }
+        // Without a thread (a process limit) there is no keep-alive; a connection the server drops is reopened.
+        let thread = startBackgroundThread { [self] in pingWhileIdle() }
+        queue.sync { pinger = thread }
+    }
+
+    private var isStopped: Bool { queue.sync { stopped } }
+
+    /// Every quarter of the keep-alive interval, pings each connection idle for the whole interval. A slot in use
+    /// is skipped (its exchange keeps it alive); a ping that fails closes the connection, to be reopened on use.
+    private func pingWhileIdle() {
+        let period = max(0.01, keepAlive / 4)
+        while stop.wait(timeout: .now() + period) == .timedOut && !isStopped {
+            for slot in slots where slot.lock.tryLock() {
+                defer { slot.lock.unlock() }
+                guard let connection = slot.connection,
+                      monotonicClock() &- connection.lastUsed >= UInt64(keepAlive * 1_000_000_000) else { continue }
+                do {
+                    _ = try connection.pipelined([ElectrumCall(method: "server.ping", params: [])])
+                    count(slot, connection)
+                } catch {
+                    count(slot, connection)
+                    connection.close()
+                    slot.connection = nil
+                }
+            }
+        }
+    }
+
+    /// Stops the keep-alive thread and closes every connection.
+    func shutDown() {
+        let thread: WorkerThread? = queue.sync {
+            stopped = true
+            return pinger
+        }
+        stop.signal()  // also ends a pinger that is starting just now: it sees `stopped`
+        thread?.join()
+        for slot in slots {
+            slot.lock.lock()
+            slot.connection?.close()
+            slot.connection = nil
+            slot.lock.unlock()
+        }
+    }
+}
