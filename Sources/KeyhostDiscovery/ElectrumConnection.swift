@@ -262,6 +262,9 @@ struct ElectrumVersion: Comparable {
         self.parts = parts
     }
 
+    /// Missing parts count as 0: 1.4 and 1.4.0 are the same version.
+    static func == (a: ElectrumVersion, b: ElectrumVersion) -> Bool { !(a < b) && !(b < a) }
+
     static func < (a: ElectrumVersion, b: ElectrumVersion) -> Bool {
         for i in 0..<max(a.parts.count, b.parts.count) {
             let x = i < a.parts.count ? a.parts[i] : 0, y = i < b.parts.count ? b.parts[i] : 0

@@ -75,6 +75,9 @@ public struct ElectrumOptions: Sendable {
     /// A batch of addresses is split across connections only into requests of at least this many, so a
     /// gap-sized batch costs one round trip on one connection.
     public var minimumPerRequest = 25
+    /// The most calls in one batch. Servers bound batches (Fulcrum allows 345 batched calls per client address
+    /// at once, ElectrumX caps the size of an answer), and the engine's batches are 100 unless told otherwise.
+    public var maximumPerRequest = 100
 
     public init(certificateFile: String? = nil, fingerprint: String? = nil, clientName: String = "keyhost", keepAlive: Double = 60) {
         self.certificateFile = certificateFile
@@ -98,6 +101,9 @@ public struct ElectrumOptions: Sendable {
 
     /// Throws the first option that cannot work.
     public func validate() throws {
+        guard minimumPerRequest >= 1, maximumPerRequest >= minimumPerRequest else {
+            throw DiscoveryError.invalidOption(name: "Electrum request sizes", detail: "\(minimumPerRequest)...\(maximumPerRequest) addresses per request")
+        }
         guard keepAlive > 0, keepAlive.isFinite else {
             throw DiscoveryError.invalidOption(name: "Electrum keep-alive", detail: "\(keepAlive); it must be a positive number of seconds")
         }

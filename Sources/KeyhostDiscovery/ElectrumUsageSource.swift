@@ -11,10 +11,11 @@ import KeyhostRecord
 /// Talk: persistent connections, at most `parallel` of them, opened when first needed and kept open with
 /// `server.ping` while idle. Each batch of addresses the engine asks about goes out as JSON-RPC batches (one
 /// array, one round trip per connection used); a batch is split across connections only into requests of at
-/// least `minimumPerRequest` addresses. A server that answers a batch with one error object (it refuses batches)
-/// gets pipelined single requests on the same connection from then on; so does one that twice in a row closes the
-/// connection on a batch before answering (Blockstream's electrs closes on any JSON array). A broken connection
-/// is reopened and the request sent again, with the same retries and backoff as the HTTP sources.
+/// least `minimumPerRequest` addresses, and no request carries more than `maximumPerRequest`. A server that
+/// answers a batch with one error object (it refuses batches) gets pipelined single requests on the same
+/// connection from then on; so does one that twice in a row closes the connection on a batch before answering
+/// (Blockstream's electrs closes on any JSON array). A broken connection is reopened and the request sent again,
+/// with the same retries and backoff as the HTTP sources.
 public final class ElectrumUsageSource: UsageSource {
     public let server: ElectrumServer
     public let coin: Coin
@@ -74,13 +75,16 @@ public final class ElectrumUsageSource: UsageSource {
     public func usage(of addresses: [String]) throws -> [Bool] {
         guard !addresses.isEmpty else { return [] }
         let hashes = try addresses.map(scriptHash)
-        // As few requests as the parallelism allows, each of at least minimumPerRequest addresses.
-        let requests = max(1, min(pool.size, addresses.count / max(1, options.minimumPerRequest)))
+        // As many requests as connections, each of at least minimumPerRequest and at most maximumPerRequest
+        // addresses; more requests than connections take turns on them.
+        let byConnections = min(pool.size, addresses.count / options.minimumPerRequest)
+        let bySize = (addresses.count + options.maximumPerRequest - 1) / options.maximumPerRequest
+        let requests = max(1, byConnections, bySize)
         let size = (addresses.count + requests - 1) / requests
-        let chunks = stride(from: 0, to: addresses.count, by: size).enumerated().map { slot, start in
-            (slot: slot, range: start..<min(start + size, addresses.count))
+        let chunks = stride(from: 0, to: addresses.count, by: size).enumerated().map { number, start in
+            (slot: number % pool.size, range: start..<min(start + size, addresses.count))
         }
-        return try parallelMap(chunks, width: chunks.count) { [self] chunk in
+        return try parallelMap(chunks, width: min(chunks.count, pool.size)) { [self] chunk in
             try self.ask(Array(hashes[chunk.range]), Array(addresses[chunk.range]), slot: chunk.slot)
         }.flatMap { $0 }
     }

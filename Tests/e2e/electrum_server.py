@@ -11,8 +11,8 @@ max_batch = 0), closing the connection on any batch (Blockstream's electrs), clo
 batch answers, error objects for chosen script hashes, an endless line, a line that is not JSON, an old protocol
 version.
 
-Counts: connections, connections open at once, request messages (round trips: a batch is one), batches, single
-requests, calls per method.
+Counts: connections, connections open at once, request messages (round trips: a batch is one), batches and the
+largest, single requests, calls per method.
 
 Standalone (scripts/bench): python3 electrum_server.py HISTORY.json STATS.json -> prints the port, serves until
 SIGTERM, then writes the counts to STATS.json. HISTORY.json maps script hashes to lists of
@@ -56,6 +56,7 @@ class ElectrumTestServer:
         self.max_open = 0
         self.messages = 0
         self.batch_messages = 0
+        self.largest_batch = 0
         self.single_messages = 0
         self.calls = collections.Counter()
         self.clients = []
@@ -108,7 +109,7 @@ class ElectrumTestServer:
     def stats(self):
         with self.lock:
             return {"connections": self.connections, "max_open": self.max_open, "round_trips": self.messages,
-                    "batches": self.batch_messages, "singles": self.single_messages, "calls": dict(self.calls),
+                    "batches": self.batch_messages, "largest_batch": self.largest_batch, "singles": self.single_messages, "calls": dict(self.calls),
                     "clients": list(self.clients)}
 
     # ------------------------------------------------------------------ serving
@@ -158,6 +159,7 @@ class ElectrumTestServer:
         if isinstance(message, list):
             with self.lock:
                 self.batch_messages += 1
+                self.largest_batch = max(self.largest_batch, len(message))
                 for call in message:
                     self.calls[call.get("method")] += 1
                 closing = self._closed_batches < self.close_first_batches

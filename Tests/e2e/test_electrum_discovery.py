@@ -176,6 +176,24 @@ def test_a_server_error_object_stops_the_scan_naming_server_address_code_and_mes
     assert f"blockchain.scripthash.get_history for {address}: error 1: history too large" in message
 
 
+def test_a_failed_scan_resumes_from_its_checkpoint_on_the_same_server(keyhost_bin, serve, tmp_path):
+    histories, transactions = made_up_history(84)
+    wallet = bdk_wallet(84)
+    bad = scripthash(wallet.peek_address(EXTERNAL, 50).address.script_pubkey().to_bytes())
+    server = serve(histories, transactions, errors={bad: {"code": 2, "message": "daemon error"}})
+    source, checkpoint = f"electrum:tcp://127.0.0.1:{server.port}", str(tmp_path / "scan.json")
+    failed = discover(keyhost_bin, source, "--checkpoint", checkpoint, check=False)
+    assert failed.returncode == 1 and "error 2: daemon error" in failed.stderr
+    asked_before = server.stats()["calls"]["blockchain.scripthash.get_history"]
+
+    server.errors.clear()  # the server recovers; the rerun asks only what the checkpoint does not hold
+    report = discover(keyhost_bin, source, "--checkpoint", checkpoint)
+    assert found(report)[1] == {"receive": 65, "change": 5}
+    assert report["totals"]["addresses_from_checkpoint"] >= 30  # receive 0-37 came back before the failing batch
+    asked_after = server.stats()["calls"]["blockchain.scripthash.get_history"] - asked_before
+    assert asked_after == report["totals"]["addresses_queried"] < report["totals"]["addresses_checked"]
+
+
 @pytest.mark.parametrize("behaviour, expect", [
     # Closes in the middle of its first batch answer: keyhost reconnects and asks again.
     ({"close_first_batches": 1}, {"connections": 2, "batches_only": True}),
@@ -291,6 +309,21 @@ print(r.accounts[1].last_used.receive, r.accounts[1].last_used.change, r.usage_s
     assert lines[1] == f"65\t5\telectrum tcp://127.0.0.1:{server.port}"
     stats = server.stats()
     assert stats["calls"].get("server.ping", 0) >= 1 and stats["connections"] == 1, stats
+
+
+def test_lua_large_batches_are_split_into_requests_of_at_most_100_on_the_connections_allowed(keyhost_bin, serve, tmp_path):
+    server = serve(*made_up_history(84, receive=list(range(600)), change=[]))
+    code = ('local discovery = require "keyhost.discovery"\n'
+            f'local r = discovery.scan {{ mnemonic = "{MNEMONIC}", purpose = 84, gap_limit = 500, batch_size = 500, parallel = 2,'
+            f' source = "electrum:tcp://127.0.0.1:{server.port}" }}\n'
+            'print(r.accounts[1].last_used.receive, r.totals.addresses_queried)')
+    result = subprocess.run([keyhost_bin, "eval", code], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    last, queried = result.stdout.split()
+    assert last == "599"
+    stats = server.stats()
+    assert stats["largest_batch"] == 100 and stats["max_open"] <= 2 and stats["connections"] <= 2, stats
+    assert stats["calls"]["blockchain.scripthash.get_history"] == int(queried)
 
 
 def test_lua_refuses_electrum_options_without_an_electrum_source(keyhost_bin, tmp_path):
