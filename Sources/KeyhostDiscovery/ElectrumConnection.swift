@@ -2,41 +2,6 @@ import KeyhostCrypto
 import KeyhostHTTP
 import KeyhostRecord
 
-/// Why an exchange with an Electrum server failed, and whether another attempt (on a new connection) may help.
-struct ElectrumFailure: Error, CustomStringConvertible {
-    enum Kind {
-        /// Connecting, TLS, a timeout, a closed connection: the server could not be talked to.
-        case unreachable
-        /// The server said something the protocol does not allow (bad JSON, a line over the cap, a wrong shape).
-        case malformed
-        /// The server answered with a JSON-RPC error object, or refused the protocol version.
-        case refused
-    }
-    var kind: Kind
-    var detail: String
-    /// Worth another attempt: the connection broke, or the server said it is busy.
-    var retryable: Bool
-    /// The connection closed while a batch was awaited (some servers close on any batch: see ElectrumUsageSource).
-    var closedOnBatch = false
-    /// The TLS certificate refused, for a hint on pinning it.
-    var certificateFingerprint: [UInt8]?
-
-    var description: String { detail }
-
-    static func transport(_ error: HTTPTransportError) -> ElectrumFailure {
-        var failure = ElectrumFailure(kind: .unreachable, detail: error.message,
-                                      retryable: ![.tls, .tooLarge, .badResponse].contains(error.kind))
-        failure.certificateFingerprint = error.certificateFingerprint
-        if error.kind == .tooLarge {
-            failure.kind = .malformed
-            failure.detail = "\(error.message) (keyhost's cap on one message): refused rather than buffered further"
-        }
-        return failure
-    }
-
-    static func malformed(_ detail: String) -> ElectrumFailure { ElectrumFailure(kind: .malformed, detail: detail, retryable: false) }
-}
-
 /// One JSON-RPC call of the Electrum protocol.
 struct ElectrumCall {
     var method: String
@@ -244,44 +209,5 @@ final class ElectrumConnection {
         let code = error["code"]?.integerValue.map { "error \($0)" } ?? "error"
         let message = error["message"]?.stringValue ?? error.rendered
         return code + ": " + ElectrumText.shown(message, limit: 200)
-    }
-}
-
-/// A protocol version such as 1.4 or 1.4.2, compared part by part.
-struct ElectrumVersion: Comparable {
-    let parts: [Int]
-
-    init?(_ text: String) {
-        let pieces = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (2...4).contains(pieces.count) else { return nil }
-        var parts = [Int]()
-        for piece in pieces {
-            guard (1...6).contains(piece.count), piece.allSatisfy(\.isASCII), let n = Int(piece), n >= 0 else { return nil }
-            parts.append(n)
-        }
-        self.parts = parts
-    }
-
-    /// Missing parts count as 0: 1.4 and 1.4.0 are the same version.
-    static func == (a: ElectrumVersion, b: ElectrumVersion) -> Bool { !(a < b) && !(b < a) }
-
-    static func < (a: ElectrumVersion, b: ElectrumVersion) -> Bool {
-        for i in 0..<max(a.parts.count, b.parts.count) {
-            let x = i < a.parts.count ? a.parts[i] : 0, y = i < b.parts.count ? b.parts[i] : 0
-            if x != y { return x < y }
-        }
-        return false
-    }
-}
-
-/// Server text made safe to show: control characters (a hostile server's terminal escapes) become "�",
-/// and long text is cut.
-enum ElectrumText {
-    static func shown(_ text: String, limit: Int = 120) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars.prefix(limit) {
-            out.unicodeScalars.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\u{FFFD}" : scalar)
-        }
-        return text.unicodeScalars.count > limit ? out + "…" : out
     }
 }
