@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -83,6 +84,14 @@ KH_FORWARD_VOID(crypto, BIO_set_flags, (BIO *b, int flags), (b, flags))
 KH_FORWARD_VOID(crypto, BIO_clear_flags, (BIO *b, int flags), (b, flags))
 KH_FORWARD(crypto, int, X509_VERIFY_PARAM_set1_ip_asc, (X509_VERIFY_PARAM *param, const char *ipasc), (param, ipasc))
 KH_FORWARD(crypto, const char *, X509_verify_cert_error_string, (long n), (n))
+// Certificate pinning (the Electrum usage source): PEM files, DER bytes, the trust store.
+KH_FORWARD(crypto, BIO *, BIO_new_mem_buf, (const void *buf, int len), (buf, len))
+KH_FORWARD(crypto, int, BIO_free, (BIO *a), (a))
+KH_FORWARD(crypto, X509 *, PEM_read_bio_X509, (BIO *bp, X509 **x, pem_password_cb *cb, void *u), (bp, x, cb, u))
+KH_FORWARD_VOID(crypto, X509_free, (X509 *a), (a))
+KH_FORWARD(crypto, int, i2d_X509, (const X509 *a, unsigned char **out), (a, out))
+KH_FORWARD(crypto, X509 *, d2i_X509, (X509 **a, const unsigned char **in, long len), (a, in, len))
+KH_FORWARD(crypto, int, X509_STORE_add_cert, (X509_STORE *xs, X509 *x), (xs, x))
 
 // libssl (its own dependency on libcrypto resolves to the copy loaded above)
 KH_FORWARD(ssl, const SSL_METHOD *, TLS_client_method, (void), ())
@@ -104,3 +113,5 @@ KH_FORWARD(ssl, int, SSL_read, (SSL *s, void *buf, int num), (s, buf, num))
 KH_FORWARD(ssl, int, SSL_write, (SSL *s, const void *buf, int num), (s, buf, num))
 KH_FORWARD(ssl, int, SSL_get_error, (const SSL *s, int ret_code), (s, ret_code))
 KH_FORWARD(ssl, long, SSL_get_verify_result, (const SSL *s), (s))
+KH_FORWARD(ssl, X509 *, SSL_get1_peer_certificate, (const SSL *s), (s))
+KH_FORWARD(ssl, X509_STORE *, SSL_CTX_get_cert_store, (const SSL_CTX *ctx), (ctx))

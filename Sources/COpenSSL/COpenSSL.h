@@ -7,4 +7,5 @@
 #include <openssl/rand.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>

@@ -8,7 +8,8 @@ import LuaRuntime
 enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
-                              "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id"]
+                              "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id",
+                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
@@ -189,6 +190,11 @@ enum DiscoveryModule {
     /// `source`: a string naming a source, a Lua function, or a list / set of used addresses.
     private static func usageSource(_ ctx: LuaContext, _ opts: Options, scheme: DiscoveryScheme, http: HTTPOptions,
                                     failure: CallbackFailure) throws -> UsageSource {
+        let spec = opts["source"].stringValue
+        if let given = ["electrum_cert", "electrum_fingerprint", "electrum_keep_alive"].first(where: opts.has),
+           spec.flatMap({ try? DiscoverySetup.splitSource($0).kind }) != "electrum" {
+            throw LuaArgumentError(1, "option '\(given)' goes with an Electrum source, source = \"electrum:ssl://HOST:PORT\"")
+        }
         switch opts["source"] {
         case .nil:
             throw LuaArgumentError(1, "option 'source' is missing: say where usage comes from (\(DiscoverySetup.sourceForms), "
@@ -199,7 +205,11 @@ enum DiscoveryModule {
                 throw LuaArgumentError(1, "option 'source': \(error.description)")
             }
             let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
-            return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http,
+            var electrum = ElectrumOptions(certificateFile: try opts.string("electrum_cert"), fingerprint: try opts.string("electrum_fingerprint"),
+                                           clientName: DiscoverySetup.electrumClientName)
+            if opts.has("electrum_keep_alive") { electrum.keepAlive = try seconds(opts, "electrum_keep_alive") }
+            do { try electrum.validate() } catch { throw LuaArgumentError(1, "\(error)") }
+            return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http, electrum: electrum,
                                                   etherscanKeyVariable: try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable,
                                                   chainID: chainID)
         case .table(let table):

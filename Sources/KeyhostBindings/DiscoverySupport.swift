@@ -112,16 +112,24 @@ public enum DiscoverySetup {
         }
     }
 
-    /// The usage source a string names: `index:FILE`, `esplora:URL`, `eth-rpc:URL`, `etherscan` or `etherscan:URL`.
+    /// The usage source a string names: `index:FILE`, `esplora:URL`, `electrum:tcp://HOST:PORT`,
+    /// `electrum:ssl://HOST:PORT`, `eth-rpc:URL`, `etherscan` or `etherscan:URL`.
     public static func usageSource(_ spec: String, coin: Coin, http: HTTPOptions = HTTPOptions(),
+                                   electrum: ElectrumOptions = ElectrumOptions(clientName: electrumClientName),
                                    etherscanKeyVariable: String = defaultEtherscanKeyVariable, chainID: Int? = nil,
                                    environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UsageSource {
         let (kind, rest) = try splitSource(spec)
+        if kind != "electrum", let pin = electrum.certificateFile.map({ _ in "--electrum-cert (electrum_cert)" })
+            ?? electrum.fingerprint.map({ _ in "--electrum-fingerprint (electrum_fingerprint)" }) {
+            throw DiscoverySetupError("\(pin) goes with an Electrum source, electrum:ssl://HOST:PORT, not \(kind)")
+        }
         switch kind {
         case "index":
             return try IndexFileUsageSource(path: rest!, coin: coin)
         case "esplora":
             return try EsploraUsageSource(baseURL: rest!, http: http)
+        case "electrum":
+            return try ElectrumUsageSource(server: rest!, coin: coin, http: http, electrum: electrum)
         case "eth-rpc":
             return try EthereumRPCUsageSource(url: rest!, http: http)
         default:  // etherscan
@@ -131,22 +139,30 @@ public enum DiscoverySetup {
         }
     }
 
-    public static let sourceForms = "index:FILE, esplora:URL, eth-rpc:URL, etherscan or etherscan:URL"
+    public static let sourceForms = "index:FILE, esplora:URL, electrum:tcp://HOST:PORT, electrum:ssl://HOST:PORT, eth-rpc:URL, etherscan or etherscan:URL"
+
+    /// The client name the Electrum source sends in `server.version`.
+    public static let electrumClientName = "keyhost \(KeyhostModules.version)"
 
     /// Checks a source string's shape without opening anything: the kind and, where required, the part after ':'.
     public static func splitSource(_ spec: String) throws -> (kind: String, rest: String?) {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let kind = parts[0].lowercased()
         let rest = parts.count > 1 ? parts[1] : nil
-        let aliases = ["index": "index", "esplora": "esplora", "eth-rpc": "eth-rpc", "eth_rpc": "eth-rpc", "ethereum-rpc": "eth-rpc",
+        let aliases = ["index": "index", "esplora": "esplora", "electrum": "electrum", "eth-rpc": "eth-rpc", "eth_rpc": "eth-rpc", "ethereum-rpc": "eth-rpc",
                        "rpc": "eth-rpc", "etherscan": "etherscan"]
         guard let canonical = aliases[kind], !(kind == "http" || kind == "https") else {
             let hint = kind.hasPrefix("http") ? " (a URL needs its kind in front, e.g. esplora:\(spec))" : ""
             throw DiscoverySetupError("unknown usage source \"\(spec)\"\(hint); use \(sourceForms)")
         }
         if canonical != "etherscan", rest?.isEmpty ?? true {
-            throw DiscoverySetupError("usage source \"\(spec)\" needs \(canonical == "index" ? "a file" : "a URL") after the colon, e.g. "
-                + (canonical == "index" ? "index:used.txt" : canonical == "esplora" ? "esplora:https://blockstream.info/api" : "eth-rpc:http://127.0.0.1:8545"))
+            let what = canonical == "index" ? "a file" : canonical == "electrum" ? "a server" : "a URL"
+            let example = ["index": "index:used.txt", "esplora": "esplora:https://blockstream.info/api",
+                           "electrum": "electrum:ssl://electrum.example.org:50002"][canonical] ?? "eth-rpc:http://127.0.0.1:8545"
+            throw DiscoverySetupError("usage source \"\(spec)\" needs \(what) after the colon, e.g. \(example)")
+        }
+        if canonical == "electrum", let rest {
+            do { _ = try ElectrumServer(rest) } catch { throw DiscoverySetupError("usage source \"\(spec)\": \(error)") }
         }
         if canonical == "etherscan", let rest, rest.isEmpty {
             return (canonical, nil)

@@ -41,6 +41,12 @@ public struct HTTPOptions: Sendable {
         if let sleep { self.sleep = sleep }
     }
 
+    /// Seconds to wait after failed attempt number `attempt` (0 for the first): the first backoff, doubled per
+    /// attempt, at most `maxBackoff`.
+    func backoff(afterAttempt attempt: Int) -> Double {
+        min(initialBackoff * pow(2, Double(min(attempt, 62))), maxBackoff)
+    }
+
     func validate() throws {
         guard maxConcurrentRequests >= 1 else {
             throw DiscoveryError.invalidOption(name: "parallel requests", detail: "\(maxConcurrentRequests); it must be at least 1")
@@ -117,46 +123,14 @@ final class HTTPClient {
             guard attempt < options.maxRetries else {
                 throw finalError
             }
-            let backoff = options.initialBackoff * pow(2, Double(attempt))
-            options.sleep(min(retryDelay ?? backoff, options.maxBackoff))
+            options.sleep(min(retryDelay ?? options.backoff(afterAttempt: attempt), options.maxBackoff))
             attempt += 1
         }
     }
 
-    /// `body` over `items`, at most `maxConcurrentRequests` at a time, results in order. The first failure (by
-    /// position) is thrown after in-flight work ends; items not yet started are not started.
+    /// `body` over `items`, at most `maxConcurrentRequests` at a time, results in order (see `parallelMap`).
     func map<T, R>(_ items: [T], _ body: @escaping (T) throws -> R) throws -> [R] {
-        if items.count == 1 { return [try body(items[0])] }
-        // Workers pull the next index from shared state; everything shared sits behind one lock.
-        let state = MapState<R>(count: items.count)
-        let work = UncheckedBox((items, body))
-        // Dedicated threads, not the GCD pool: these block on sockets for whole requests, and blocked GCD
-        // workers would starve other work queued on the pool.
-        let workers = min(options.maxConcurrentRequests, items.count)
-        let threads = (0..<workers).map { _ in
-            startThread {
-                let (items, body) = work.value
-                while true {
-                    let index: Int? = state.locked { s in
-                        guard s.failure == nil, s.next < items.count else { return nil }
-                        s.next += 1
-                        return s.next - 1
-                    }
-                    guard let index else { return }
-                    do {
-                        let result = try body(items[index])
-                        state.locked { $0.results[index] = result }
-                    } catch {
-                        state.locked { s in
-                            if s.failure == nil || index < s.failure!.index { s.failure = (index, error) }
-                        }
-                    }
-                }
-            }
-        }
-        threads.forEach { $0.join() }
-        if let failure = state.failure { throw failure.error }
-        return state.results.map { $0! }
+        try parallelMap(items, width: options.maxConcurrentRequests, body)
     }
 
     private func send(_ request: HTTPRequest) -> Result<HTTPResponse, Error> {
@@ -180,25 +154,6 @@ final class HTTPClient {
         guard let time = HTTPDate.parse(trimmed) else { return nil }
         return max(0, Date(timeIntervalSince1970: Double(time)).timeIntervalSince(now))
     }
-}
-
-/// The shared state of `HTTPClient.map`.
-private final class MapState<R>: @unchecked Sendable {
-    /// A serial queue is the lock, as for the TLS context.
-    private let queue = DispatchQueue(label: "keyhost.discovery.map")
-    var results: [R?]
-    var next = 0
-    var failure: (index: Int, error: Error)?
-    init(count: Int) { results = Array(repeating: nil, count: count) }
-    func locked<V>(_ body: (MapState) -> V) -> V {
-        queue.sync { body(self) }
-    }
-}
-
-/// Carries a value across a dispatch boundary whose ordering (a semaphore, a group wait) makes it safe.
-final class UncheckedBox<T>: @unchecked Sendable {
-    var value: T
-    init(_ value: T) { self.value = value }
 }
 
 /// A base URL given by the user: http or https, with a host.

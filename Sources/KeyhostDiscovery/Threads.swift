@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,8 +7,13 @@ import Glibc
 final class WorkerThread {
     private var thread: pthread_t?
     private var body: (() -> Void)?
+    /// Whether the body runs on the caller's thread when no thread can be had (never for a loop that waits to be stopped).
+    private let inlineIfNoThread: Bool
 
-    fileprivate init(_ body: @escaping () -> Void) { self.body = body }
+    fileprivate init(inlineIfNoThread: Bool = true, _ body: @escaping () -> Void) {
+        self.inlineIfNoThread = inlineIfNoThread
+        self.body = body
+    }
 
     /// Waits for the body to return.
     func join() {
@@ -32,9 +38,12 @@ final class WorkerThread {
         } else {
             // No thread to be had (a process or memory limit): the work still gets done, on the caller's thread.
             Unmanaged<WorkerThread>.fromOpaque(context).release()
-            runBody()
+            if inlineIfNoThread { runBody() } else { body = nil }
         }
     }
+
+    /// Whether a thread runs (or ran) the body.
+    fileprivate var started: Bool { thread != nil }
 
     private func runBody() {
         let body = self.body
@@ -50,6 +59,33 @@ func startThread(_ body: @escaping () -> Void) -> WorkerThread {
     return worker
 }
 
+/// Runs `body` on a new thread if one can be had (nil if not): for helpers such as a keep-alive that loop until told to stop.
+func startBackgroundThread(_ body: @escaping () -> Void) -> WorkerThread? {
+    let worker = WorkerThread(inlineIfNoThread: false, body)
+    worker.start()
+    return worker.started ? worker : nil
+}
+
+/// A mutex with try-lock (DispatchQueue has none), for locks held across a blocking exchange.
+final class ThreadLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    /// Takes the lock if it is free; never waits.
+    func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
+}
+
+/// Nanoseconds on a clock that never goes back, for idle times.
+func monotonicClock() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
 /// Sleeps `seconds` (as Thread.sleep did: a signal does not cut the wait short).
 func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
@@ -57,4 +93,59 @@ func sleepSeconds(_ seconds: Double) {
     var request = timespec(tv_sec: Int(clamped), tv_nsec: Int((clamped - clamped.rounded(.towardZero)) * 1_000_000_000))
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+/// `body` over `items` on at most `width` threads, results in order. The first failure (by position) is thrown
+/// after in-flight work ends; items not yet started are not started. The remote usage sources share it.
+func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws -> R) throws -> [R] {
+    if items.count == 1 { return [try body(items[0])] }
+    // Workers pull the next index from shared state; everything shared sits behind one lock.
+    let state = MapState<R>(count: items.count)
+    let work = UncheckedBox((items, body))
+    // Dedicated threads, not the GCD pool: these block on sockets for whole requests, and blocked GCD
+    // workers would starve other work queued on the pool.
+    let workers = min(max(1, width), items.count)
+    let threads = (0..<workers).map { _ in
+        startThread {
+            let (items, body) = work.value
+            while true {
+                let index: Int? = state.locked { s in
+                    guard s.failure == nil, s.next < items.count else { return nil }
+                    s.next += 1
+                    return s.next - 1
+                }
+                guard let index else { return }
+                do {
+                    let result = try body(items[index])
+                    state.locked { $0.results[index] = result }
+                } catch {
+                    state.locked { s in
+                        if s.failure == nil || index < s.failure!.index { s.failure = (index, error) }
+                    }
+                }
+            }
+        }
+    }
+    threads.forEach { $0.join() }
+    if let failure = state.failure { throw failure.error }
+    return state.results.map { $0! }
+}
+
+/// The shared state of `parallelMap`.
+private final class MapState<R>: @unchecked Sendable {
+    /// A serial queue is the lock (NSLock would need Foundation).
+    private let queue = DispatchQueue(label: "keyhost.discovery.map")
+    var results: [R?]
+    var next = 0
+    var failure: (index: Int, error: Error)?
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+    func locked<V>(_ body: (MapState) -> V) -> V {
+        queue.sync { body(self) }
+    }
+}
+
+/// Carries a value across a dispatch boundary whose ordering (a semaphore, a group wait) makes it safe.
+final class UncheckedBox<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
 }

@@ -15,6 +15,8 @@ public struct HTTPTransportError: Error, CustomStringConvertible {
     public enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, badResponse, tooLarge, other }
     public var kind: Kind
     public var message: String
+    /// A refused TLS certificate's SHA-256 fingerprint, for a hint on pinning it.
+    public var certificateFingerprint: [UInt8]?
     init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
     public var description: String { message }
 
@@ -108,11 +110,8 @@ public enum HTTPTransport {
     public static func send(url: URL, method: String, headers: [(String, String)], body: Data?, timeout: Double,
                      tls: () throws -> TLSContext) throws -> HTTPResponse {
         let target = try target(of: url)
-        let deadline = monotonicNow() + UInt64(max(0, timeout) * 1_000_000_000)
-        let fd = try connect(host: target.host, port: target.port, deadline: deadline)
-        defer { close(fd) }
-        let stream = try Stream(fd: fd, deadline: deadline,
-                                tls: target.https ? TLSSession(context: tls(), fd: fd, host: target.host, deadline: deadline) : nil)
+        let stream = try SocketStream.connect(host: target.host, port: target.port, tls: target.https ? tls() : nil, timeout: timeout)
+        defer { stream.close() }
 
         var head = "\(method) \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.authority)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -129,7 +128,7 @@ public enum HTTPTransport {
         } while (100...199).contains(status)
         let header = { (name: String) in responseHeaders.first { sameHeaderName($0.key, name) }?.value }
 
-        var responseBody = Data()
+        var responseBody = [UInt8]()
         if status == 204 || status == 304 {
             // No body by definition.
         } else if let encoding = header("Transfer-Encoding"), encoding.lowercased().contains("chunked") {
@@ -144,7 +143,7 @@ public enum HTTPTransport {
         } else {
             responseBody = try stream.readToEnd(limit: maxBodySize)
         }
-        return HTTPResponse(status: status, headers: responseHeaders, body: responseBody)
+        return HTTPResponse(status: status, headers: responseHeaders, body: Data(responseBody))
     }
 
     private static func tooLarge() -> HTTPTransportError {
@@ -192,9 +191,20 @@ public enum HTTPTransport {
         throw lastError
     }
 
+    /// One status, header or chunk-size line as text, at most `maxLineLength` bytes.
+    private static func readLine(_ stream: SocketStream) throws -> String {
+        do {
+            return String(decoding: try stream.readLine(limit: maxLineLength), as: UTF8.self)
+        } catch let error as HTTPTransportError where error.kind == .tooLarge {
+            throw HTTPTransportError(.badResponse, "header line longer than \(maxLineLength) bytes")
+        } catch let error as HTTPTransportError where error.kind == .connectionLost {
+            throw HTTPTransportError(.connectionLost, "connection lost (the answer is cut short)")
+        }
+    }
+
     /// The status line and the header fields (names as sent; repeated fields joined with ", ").
-    private static func readHead(_ stream: Stream) throws -> (Int, [String: String]) {
-        let statusLine = try stream.readLine()
+    private static func readHead(_ stream: SocketStream) throws -> (Int, [String: String]) {
+        let statusLine = try readLine(stream)
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
             throw HTTPTransportError(.badResponse, "not an HTTP/1.x answer: \"\(statusLine.prefix(80))\"")
@@ -202,7 +212,7 @@ public enum HTTPTransport {
         var headers = [String: String]()
         var count = 0
         while true {
-            let line = try stream.readLine()
+            let line = try readLine(stream)
             if line.isEmpty { break }
             count += 1
             guard count <= maxHeaderCount else { throw HTTPTransportError(.badResponse, "more than \(maxHeaderCount) header fields") }
@@ -218,114 +228,20 @@ public enum HTTPTransport {
         return (status, headers)
     }
 
-    private static func readChunked(_ stream: Stream) throws -> Data {
-        var body = Data()
+    private static func readChunked(_ stream: SocketStream) throws -> [UInt8] {
+        var body = [UInt8]()
         while true {
-            let line = try stream.readLine()
+            let line = try readLine(stream)
             let sizeText = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace() } ?? ""
             guard !sizeText.isEmpty, sizeText.count <= 16, let size = Int(sizeText, radix: 16), size >= 0 else {
                 throw HTTPTransportError(.badResponse, "bad chunk size \"\(line.prefix(40))\"")
             }
             if size == 0 { break }
             guard body.count + size <= maxBodySize else { throw tooLarge() }
-            body.append(try stream.read(exactly: size))
-            guard try stream.readLine().isEmpty else { throw HTTPTransportError(.badResponse, "chunk not followed by CRLF") }
+            body += try stream.read(exactly: size)
+            guard try readLine(stream).isEmpty else { throw HTTPTransportError(.badResponse, "chunk not followed by CRLF") }
         }
-        while try !stream.readLine().isEmpty {}  // trailer fields, ignored
+        while try !readLine(stream).isEmpty {}  // trailer fields, ignored
         return body
-    }
-
-    /// Buffered reads and writes over a plain or TLS socket, all bounded by one deadline.
-    final class Stream {
-        private let fd: Int32
-        private let deadline: UInt64
-        private let tls: TLSSession?
-        private var buffer = [UInt8]()
-        private var start = 0
-        private var atEnd = false
-
-        init(fd: Int32, deadline: UInt64, tls: TLSSession?) {
-            self.fd = fd
-            self.deadline = deadline
-            self.tls = tls
-        }
-
-        func write(_ bytes: UnsafeRawBufferPointer) throws {
-            if let tls { return try tls.write(bytes) }
-            var offset = 0
-            while offset < bytes.count {
-                let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                if n > 0 { offset += n; continue }
-                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    try waitForSocket(fd, events: POLLOUT, deadline: deadline)
-                } else if n < 0 && errno != EINTR {
-                    throw HTTPTransportError.fromErrno(errno, during: "send")
-                }
-            }
-        }
-
-        /// Reads more bytes into the buffer; false at the end of the stream.
-        private func fill() throws -> Bool {
-            if atEnd { return false }
-            if start > 0 && start >= buffer.count / 2 { buffer.removeFirst(start); start = 0 }
-            var chunk = [UInt8](repeating: 0, count: 16384)
-            while true {
-                let n: Int
-                if let tls {
-                    n = try chunk.withUnsafeMutableBytes { try tls.read($0) }
-                } else {
-                    n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    if n < 0 {
-                        if errno == EAGAIN || errno == EWOULDBLOCK { try waitForSocket(fd, events: POLLIN, deadline: deadline); continue }
-                        if errno == EINTR { continue }
-                        throw HTTPTransportError.fromErrno(errno, during: "recv")
-                    }
-                }
-                if n == 0 { atEnd = true; return false }
-                buffer.append(contentsOf: chunk[0..<n])
-                return true
-            }
-        }
-
-        private var available: Int { buffer.count - start }
-
-        /// One line without its CRLF (a bare LF is accepted too).
-        func readLine() throws -> String {
-            var searched = start
-            while true {
-                if let newline = buffer[searched...].firstIndex(of: 10) {
-                    var end = newline
-                    if end > start && buffer[end - 1] == 13 { end -= 1 }
-                    let line = String(decoding: buffer[start..<end], as: UTF8.self)
-                    start = newline + 1
-                    return line
-                }
-                searched = buffer.count
-                guard available <= HTTPTransport.maxLineLength else {
-                    throw HTTPTransportError(.badResponse, "header line longer than \(HTTPTransport.maxLineLength) bytes")
-                }
-                let before = start
-                guard try fill() else { throw HTTPTransportError(.connectionLost, "connection lost (the answer is cut short)") }
-                searched -= before - start  // fill may have compacted the buffer
-            }
-        }
-
-        func read(exactly count: Int) throws -> Data {
-            while available < count {
-                guard try fill() else { throw HTTPTransportError(.connectionLost, "connection lost (the body is cut short)") }
-            }
-            let data = Data(buffer[start..<(start + count)])
-            start += count
-            return data
-        }
-
-        func readToEnd(limit: Int) throws -> Data {
-            while try fill() {
-                guard available <= limit else { throw HTTPTransport.tooLarge() }
-            }
-            let data = Data(buffer[start...])
-            start = buffer.count
-            return data
-        }
     }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import KeyhostCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,12 +8,15 @@ import Glibc
 /// file) and peer verification on. One per HTTPClient, shared by its threads (SSL_CTX is thread-safe for SSL_new).
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
+    /// Set when the certificate is judged after the handshake (see `init(pins:)`).
+    let pins: TLSPins?
 
     public init(caFile: String?) throws {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw HTTPTransportError(.tls, "TLS setup failed: \(TLSContext.drainErrors())")
         }
         self.context = context
+        pins = nil
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         // Peers that close without close_notify are common; message framing (Content-Length, chunked) guards
         // truncation. SSL_OP_IGNORE_UNEXPECTED_EOF is a macro built from SSL_OP_BIT(7) and is not imported.
@@ -23,6 +27,39 @@ public final class TLSContext: @unchecked Sendable {
         if let caFile {
             guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
                 throw HTTPTransportError(.tls, "cannot load CA file \(caFile): \(TLSContext.drainErrors())")
+            }
+        }
+    }
+
+    /// A context that judges the server's certificate itself, right after the handshake and before a byte of
+    /// the application is sent: with `pins` empty, the system's authorities must vouch for it and name the host
+    /// (as `init(caFile:)` checks); otherwise only the pins count: a pinned certificate or fingerprint, or a chain
+    /// to a pinned certificate that names the host. Either way a refusal carries the certificate's fingerprint,
+    /// so that a user can pin their own server's self-signed certificate.
+    public init(pins: TLSPins) throws {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw HTTPTransportError(.tls, "TLS setup failed: \(TLSContext.drainErrors())")
+        }
+        self.context = context
+        self.pins = pins
+        // The handshake goes on whatever the verdict; TLSSession refuses the peer before anything is written.
+        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        SSL_CTX_set_options(context, UInt64(1) << 7)  // SSL_OP_IGNORE_UNEXPECTED_EOF, as above
+        if pins.isEmpty {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                throw HTTPTransportError(.tls, "cannot load the system certificates: \(TLSContext.drainErrors())")
+            }
+        } else {
+            let store = SSL_CTX_get_cert_store(context)
+            for der in pins.certificates {
+                let certificate = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+                    var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                    return d2i_X509(nil, &cursor, Int(buffer.count))
+                }
+                guard let certificate else { throw HTTPTransportError(.tls, "a pinned certificate does not parse: \(TLSContext.drainErrors())") }
+                defer { X509_free(certificate) }
+                // A duplicate is no error worth stopping for; anything else is.
+                if X509_STORE_add_cert(store, certificate) != 1 { ERR_clear_error() }
             }
         }
     }
@@ -46,11 +83,63 @@ public final class TLSContext: @unchecked Sendable {
     }
 }
 
+/// What a TLS client accepts instead of the system's certificate authorities: certificates (a server's own
+/// self-signed one, or a private authority) and SHA-256 fingerprints of the server's certificate.
+public struct TLSPins: Sendable, Equatable {
+    /// DER certificates: the server may show one as it is, or a chain to one that names the host.
+    public var certificates: [[UInt8]]
+    /// SHA-256 fingerprints (32 bytes) of certificates the server may show.
+    public var fingerprints: [[UInt8]]
+
+    public init(certificates: [[UInt8]] = [], fingerprints: [[UInt8]] = []) {
+        self.certificates = certificates
+        self.fingerprints = fingerprints
+    }
+
+    public var isEmpty: Bool { certificates.isEmpty && fingerprints.isEmpty }
+
+    /// The DER certificates of a PEM text (`-----BEGIN CERTIFICATE-----` blocks); other blocks are skipped.
+    public static func certificates(pem: [UInt8]) throws -> [[UInt8]] {
+        guard pem.count <= Int(Int32.max) else { throw HTTPTransportError(.tls, "the PEM file is too large") }
+        let bio = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
+        guard let bio else { throw HTTPTransportError(.tls, "TLS setup failed: \(TLSContext.drainErrors())") }
+        defer { BIO_free(bio) }
+        var found = [[UInt8]]()
+        while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+            defer { X509_free(certificate) }
+            found.append(try derBytes(certificate))
+        }
+        ERR_clear_error()  // the read that ends the loop queues "no start line"
+        return found
+    }
+
+    /// Colon-separated uppercase hex, as `openssl x509 -fingerprint -sha256` prints it.
+    public static func display(_ fingerprint: [UInt8]) -> String {
+        fingerprint.map { Hex.encode([$0]).uppercased() }.joined(separator: ":")
+    }
+}
+
+/// The DER encoding of an X509 certificate.
+private func derBytes(_ certificate: OpaquePointer) throws -> [UInt8] {
+    let length = i2d_X509(certificate, nil)
+    guard length > 0 else { throw HTTPTransportError(.tls, "cannot encode a certificate: \(TLSContext.drainErrors())") }
+    var der = [UInt8](repeating: 0, count: Int(length))
+    let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+        var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+        return i2d_X509(certificate, &cursor)
+    }
+    guard written == length else { throw HTTPTransportError(.tls, "cannot encode a certificate: \(TLSContext.drainErrors())") }
+    return der
+}
+
 /// One TLS session over a connected non-blocking socket. Every operation waits with poll until `deadline`.
 final class TLSSession {
     private let ssl: OpaquePointer
     private let fd: Int32
-    private let deadline: UInt64
+    /// Moved by a persistent connection before each exchange.
+    var deadline: UInt64
+    /// The SHA-256 fingerprint of the peer's certificate, when the context judged it (`TLSContext(pins:)`).
+    private(set) var peerFingerprint: [UInt8]?
 
     /// Handshakes with `host` (SNI for names, certificate name or IP check for both).
     init(context: TLSContext, fd: Int32, host: String, deadline: UInt64) throws {
@@ -78,6 +167,27 @@ final class TLSSession {
             }
         }
         _ = try perform("TLS handshake") { SSL_connect(ssl) }
+        if let pins = context.pins { try judgePeer(pins) }
+    }
+
+    /// Accepts the peer's certificate as `TLSContext(pins:)` says, or throws naming its fingerprint.
+    private func judgePeer(_ pins: TLSPins) throws {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else {
+            throw HTTPTransportError(.tls, "the server showed no certificate")
+        }
+        defer { X509_free(certificate) }
+        let der = try derBytes(certificate)
+        let fingerprint = Hash.sha256(der)
+        peerFingerprint = fingerprint
+        if pins.fingerprints.contains(fingerprint) || pins.certificates.contains(der) { return }
+        let verify = SSL_get_verify_result(ssl)
+        if verify == Int(X509_V_OK) { return }
+        let reason = String(cString: X509_verify_cert_error_string(verify))
+        var error = HTTPTransportError(.tls, "TLS handshake refused: "
+            + (pins.isEmpty ? "certificate verify failed (\(reason))" : "the certificate matches no pin (\(reason))")
+            + "; the server's certificate has SHA-256 fingerprint \(TLSPins.display(fingerprint))")
+        error.certificateFingerprint = fingerprint
+        throw error
     }
 
     deinit { SSL_free(ssl) }

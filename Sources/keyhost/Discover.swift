@@ -26,7 +26,9 @@ struct Discover: ParsableCommand {
             PIN and pairing password from KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD or a prompt; --card virtual \
             --card-state FILE for a software card set up with keyhost.card).
             Usage sources: index:FILE (one address per line, CSV with an address column, or a JSON list), esplora:URL, \
-            eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
+            electrum:tcp://HOST:PORT or electrum:ssl://HOST:PORT (an Electrum server: electrs, Fulcrum, ElectrumX; batched \
+            requests over at most --parallel persistent connections; for a self-signed certificate, --electrum-cert FILE \
+            or --electrum-fingerprint HEX), eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
             Lua file returning function(addresses) -> list of booleans).
             A scan stops with an error after --max-addresses addresses (default 1000000), so a source that calls \
             every address used cannot run forever.
@@ -101,14 +103,23 @@ struct Discover: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Most addresses one scan checks, over all chains and accounts.", valueName: "n"))
     var maxAddresses: Int = DiscoveryOptions.defaultMaxAddresses
 
-    @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
+    @Option(help: ArgumentHelp("Where usage comes from: index:FILE, esplora:URL, electrum:tcp://HOST:PORT, electrum:ssl://HOST:PORT, eth-rpc:URL, etherscan[:URL], lua:SCRIPT.", valueName: "source"))
     var source: String
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP requests in flight at once.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP requests in flight at once (Electrum: connections).", valueName: "n"))
     var parallel: Int = 4
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("HTTP retries after a failed request (with exponential backoff).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Retries after a failed request or a broken connection (with exponential backoff).", valueName: "n"))
     var retries: Int = 5
+
+    @Option(help: ArgumentHelp("With electrum:ssl://: trust only this PEM certificate (the server's own self-signed one, or the authority that signed it).", valueName: "file"))
+    var electrumCert: String?
+
+    @Option(help: ArgumentHelp("With electrum:ssl://: accept the server's certificate by its SHA-256 fingerprint (hex, colons allowed).", valueName: "hex"))
+    var electrumFingerprint: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With electrum:: seconds an idle connection waits before a server.ping keeps it open (default 60).", valueName: "seconds"))
+    var electrumKeepAlive: Double?
 
     @Option(help: ArgumentHelp("The environment variable holding the Etherscan API key.", valueName: "var"))
     var etherscanKeyEnv: String = DiscoverySetup.defaultEtherscanKeyVariable
@@ -204,6 +215,18 @@ struct Discover: ParsableCommand {
         }
         guard parallel >= 1 else { throw ValidationError("--parallel must be a positive integer (at least 1), got \(parallel): it is how many HTTP requests are in flight at once") }
         guard retries >= 0 else { throw ValidationError("--retries must be 0 or more, got \(retries): it is how many times a failed HTTP request is tried again") }
+        if electrumCert != nil || electrumFingerprint != nil || electrumKeepAlive != nil {
+            let given = [electrumCert.map { _ in "--electrum-cert" }, electrumFingerprint.map { _ in "--electrum-fingerprint" },
+                         electrumKeepAlive.map { _ in "--electrum-keep-alive" }].compactMap { $0 }.joined(separator: " and ")
+            guard source.lowercased().hasPrefix("electrum:") else {
+                throw ValidationError("\(given) go\(given.contains(" and ") ? "" : "es") with an Electrum source: --source electrum:ssl://HOST:PORT")
+            }
+            do { try electrumOptions.validate() } catch { throw ValidationError("\(error)") }
+            if electrumCert != nil || electrumFingerprint != nil,
+               let server = try? ElectrumServer(String(source.dropFirst("electrum:".count))), !server.useTLS {
+                throw ValidationError("--electrum-cert and --electrum-fingerprint pin a TLS certificate: they need electrum:ssl://, not \(server)")
+            }
+        }
         if let accounts { _ = try Self.range(accounts, "--accounts") }
         if let indexes { _ = try Self.range(indexes, "--indexes") }
         if !source.lowercased().hasPrefix("lua:") {
@@ -231,6 +254,12 @@ struct Discover: ParsableCommand {
         DiscoverySetup.SchemeRequest(
             coin: coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }, purpose: purpose,
             kind: kind.flatMap(AddressKind.init(name:)), scheme: scheme, template: template, keyFamily: family)
+    }
+
+    /// The Electrum source's options as given.
+    var electrumOptions: ElectrumOptions {
+        ElectrumOptions(certificateFile: electrumCert, fingerprint: electrumFingerprint, clientName: DiscoverySetup.electrumClientName,
+                        keepAlive: electrumKeepAlive ?? ElectrumOptions().keepAlive)
     }
 
     static func range(_ text: String, _ name: String) throws -> ClosedRange<UInt32> {
@@ -304,7 +333,8 @@ struct Discover: ParsableCommand {
                 return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: false)
             }
         } else {
-            inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, etherscanKeyVariable: etherscanKeyEnv)
+            inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, electrum: electrumOptions,
+                                                   etherscanKeyVariable: etherscanKeyEnv)
         }
         _ = luaState
         let usage = ClosureUsageSource(name: inner.name) { addresses in
