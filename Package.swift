@@ -69,8 +69,9 @@ let package = Package(
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
-        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
-        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto"]),
+        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize;
+        // output descriptors (BIP380-386, BIP389) and their scripts and addresses.
+        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
