@@ -1,4 +1,5 @@
 import KeyhostBindings
+import KeyhostBitcoin
 import KeyhostLedger
 import KeyhostPCSC
 import KeyhostRecord
@@ -35,6 +36,9 @@ enum ErrorJSON {
             fields += error.fields
         case let error as CardSetupError:
             fields.append(("kind", .string(error.kind)))
+        case let error as DescriptorError:
+            fields.append(("kind", .string(error.kind.rawValue)))
+            if let position = error.position { fields.append(("position", .integer(Int64(position)))) }
         case let error as LuaErrorConvertible:
             if case .object(let extra)? = Record(lua: .table(error.luaErrorFields)) {
                 fields += extra.filter { $0.0 != "message" }
