@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
         // HTTP/1.1 over sockets, TLS through OpenSSL: for usage sources, the ledger client and whatever else speaks HTTP.
         .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP", "KeyhostBitcoin"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
@@ -179,7 +179,7 @@ let package = Package(
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),
-        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostHTTP", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostHTTP", "KeyhostCrypto", "KeyhostBitcoin", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )
