@@ -65,11 +65,12 @@ let package = Package(
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
         // HTTP/1.1 over sockets, TLS through OpenSSL: for usage sources, the ledger client and whatever else speaks HTTP.
         .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP"]),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP", "KeyhostBitcoin"]),
         .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
         .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
-        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize.
+        // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize;
+        // output descriptors (BIP380-386, BIP389) and their scripts and addresses.
         .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
         .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
@@ -178,7 +179,7 @@ let package = Package(
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostSQLiteTests", dependencies: ["KeyhostSQLite", "KeyhostTestSupport"]),
-        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostHTTP", "KeyhostCrypto", "KeyhostTestSupport"]),
+        .testTarget(name: "KeyhostDiscoveryTests", dependencies: ["KeyhostDiscovery", "KeyhostHTTP", "KeyhostCrypto", "KeyhostBitcoin", "KeyhostTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

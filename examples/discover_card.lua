@@ -48,7 +48,8 @@ for line in io.lines(transcript) do
 end
 os.remove(transcript)
 local accounts = #result.accounts
-print(string.format("%d accounts, %d addresses checked: %d EXPORT KEY (one per account + the accounts' shared parent), "
+print(string.format("%d accounts, %d addresses checked: %d EXPORT KEY (one per account + the accounts' shared parent + the "
+  .. "master key, whose fingerprint the descriptors' origins name), "
   .. "%d APDUs in the whole session (SELECT, pairing, secure channel, PIN, LOAD KEY included)",
   accounts, result.totals.addresses_checked, exports, apdus))
-assert(exports == accounts + 1 and result.totals.key_exports == exports)
+assert(exports == accounts + 2 and result.totals.key_exports == exports)

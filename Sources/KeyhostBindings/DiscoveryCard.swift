@@ -7,7 +7,8 @@ import KeyhostServices
 ///
 /// An xpub also carries its parent's fingerprint, which needs the parent's public key; accounts share their
 /// parent (m/84'/0' for every BIP84 account), so that key is exported once per job and kept, not once per
-/// account. A job over N accounts therefore sends N + 1 EXPORT KEY commands.
+/// account. The master key's public key gives the descriptors' origin fingerprint: one more. A job over N accounts
+/// therefore sends N + 2 EXPORT KEY commands.
 final class CardAccountExporter {
     let card: KeycardCommandSet
     private var parentKeys: [[UInt32]: PublicKey] = [:]
@@ -34,7 +35,14 @@ final class CardAccountExporter {
         let uid = info?.keyUID ?? info?.instanceUID ?? []
         let identity = uid.isEmpty ? "unknown" : Hex.encode(uid)
         return CardKeySource(identity: identity, label: label + (uid.isEmpty ? "" : ", key \(Hex.encode(uid.prefix(4)))…"),
-                             export: { [self] path in try self.export(path) })
+                             export: { [self] path in try self.export(path) }, masterFingerprint: { [self] in try self.masterFingerprint() })
+    }
+
+    /// The master key's fingerprint (one EXPORT KEY of the public key at m), for descriptors' key origins.
+    func masterFingerprint() throws -> UInt32? {
+        guard let key = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
+        exportCommands += 1
+        return Hash.hash160(key.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 }
 

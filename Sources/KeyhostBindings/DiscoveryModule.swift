@@ -9,7 +9,7 @@ enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
                               "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id",
-                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive"]
+                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive", "descriptors"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
@@ -29,16 +29,19 @@ enum DiscoveryModule {
         let failure = CallbackFailure()
 
         // Keys.
-        let keyOptions = ["xpub", "mnemonic", "seed", "card"].filter(opts.has)
+        let keyOptions = ["xpub", "mnemonic", "seed", "card", "descriptors"].filter(opts.has)
         guard keyOptions.count == 1 else {
-            throw LuaArgumentError(1, keyOptions.isEmpty ? "no key source: give one of xpub, mnemonic, seed or card"
+            throw LuaArgumentError(1, keyOptions.isEmpty ? "no key source: give one of xpub, mnemonic, seed, card or descriptors"
                 : "options \(keyOptions.map { "'\($0)'" }.joined(separator: " and ")) exclude each other; give one key source")
         }
         if opts.has("passphrase") && !opts.has("mnemonic") { throw LuaArgumentError(1, "option 'passphrase' goes with 'mnemonic'") }
         var keys: AccountKeySource
         var family: ExtendedKeyVersion?
         var exporter: CardAccountExporter?
-        if let text = try opts.string("xpub") {
+        let wallet = try descriptorWallet(ctx, opts)
+        if let wallet {
+            keys = wallet
+        } else if let text = try opts.string("xpub") {
             let source: ExtendedPublicKeySource
             do { source = try ExtendedPublicKeySource(text) } catch {
                 throw LuaArgumentError(1, "option 'xpub': \(error)")
@@ -74,7 +77,7 @@ enum DiscoveryModule {
             request.purpose = value
         }
         let scheme: DiscoveryScheme
-        do { scheme = try DiscoverySetup.scheme(request) } catch let error as DiscoverySetupError {
+        do { scheme = try wallet?.scheme ?? DiscoverySetup.scheme(request) } catch let error as DiscoverySetupError {
             throw LuaArgumentError(1, error.description)
         }
 
@@ -103,7 +106,8 @@ enum DiscoveryModule {
         let usage = try usageSource(ctx, opts, scheme: scheme, http: http, failure: failure)
 
         // Run.
-        let engine = DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
+        let engine = try wallet.map { try DiscoveryEngine(descriptors: $0, usage: usage, options: options) }
+            ?? DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
         engine.checkpointPath = try opts.string("checkpoint")
         switch opts["on_progress"] {
         case .nil: break

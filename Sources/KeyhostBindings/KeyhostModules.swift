@@ -22,6 +22,7 @@ public enum KeyhostModules {
         TokenModule.register(in: state)
         EthModule.register(in: state)
         PSBTModule.register(in: state)
+        DescriptorModule.register(in: state)
         state.registerBenchmarkModule()
     }
 }

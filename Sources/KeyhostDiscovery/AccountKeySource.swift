@@ -14,6 +14,12 @@ public protocol AccountKeySource {
     var fixedKey: FixedAccountKey? { get }
     /// The public-only extended key at the absolute key path `path`.
     func extendedPublicKey(at path: DerivationPath) throws -> HDNode
+    /// The master key's fingerprint, for descriptors' key origins [fingerprint/path]; nil when the source cannot know it.
+    func masterFingerprint() throws -> UInt32?
+}
+
+extension AccountKeySource {
+    public func masterFingerprint() throws -> UInt32? { nil }
 }
 
 /// The one key of a single-account source, with the extended-key family it was written in.
@@ -43,6 +49,8 @@ public struct ExtendedPublicKeySource: AccountKeySource {
     public var label: String { "\(key.family.publicPrefix) at depth \(key.node.depth) (one account only; no other account can be derived from it)" }
     public var identity: String { "xpub:" + text }
     public var fixedKey: FixedAccountKey? { key }
+    /// Known only when the key is itself the master.
+    public func masterFingerprint() throws -> UInt32? { key.node.depth == 0 ? key.node.fingerprint : nil }
 
     /// Only the key itself: an xpub cannot reach other hardened accounts.
     public func extendedPublicKey(at path: DerivationPath) throws -> HDNode {
@@ -72,6 +80,7 @@ public final class SeedKeySource: AccountKeySource {
     // The master fingerprint is public (it appears in PSBTs and descriptors) and tells wallets apart well enough.
     public var identity: String { "seed:" + fingerprint }
     public var fixedKey: FixedAccountKey? { nil }
+    public func masterFingerprint() throws -> UInt32? { master.fingerprint }
 
     public func extendedPublicKey(at path: DerivationPath) throws -> HDNode {
         if let node = cache[path] { return node }
@@ -90,6 +99,8 @@ public protocol AccountXpubExporter {
 /// A hardware card: one export per account, never one derivation per address on the card.
 public final class CardKeySource: AccountKeySource {
     private let export: (DerivationPath) throws -> String
+    private let fingerprint: (() throws -> UInt32?)?
+    private var masterFingerprintCache: UInt32??
     private var cache: [DerivationPath: HDNode] = [:]
     public let label: String
     public let identity: String
@@ -97,10 +108,20 @@ public final class CardKeySource: AccountKeySource {
     public private(set) var exports = 0
 
     /// A card through a closure. `identity` should name the card (e.g. its instance UID) so checkpoints stay per card.
-    public init(identity: String, label: String = "card", export: @escaping (DerivationPath) throws -> String) {
+    /// `masterFingerprint`, when given, asks the card for its master key's fingerprint (once per job).
+    public init(identity: String, label: String = "card", export: @escaping (DerivationPath) throws -> String,
+                masterFingerprint: (() throws -> UInt32?)? = nil) {
         self.identity = "card:" + identity
         self.label = label
         self.export = export
+        self.fingerprint = masterFingerprint
+    }
+
+    public func masterFingerprint() throws -> UInt32? {
+        if let known = masterFingerprintCache { return known }
+        let value = try fingerprint?()
+        masterFingerprintCache = .some(value)
+        return value
     }
 
     /// A card through an exporter.

@@ -18,6 +18,8 @@ public final class DiscoveryEngine {
     public let keys: AccountKeySource
     public let usage: UsageSource
     public let options: DiscoveryOptions
+    /// Set when the wallet is given as descriptors (`init(descriptors:…)`): its addresses come from them.
+    public let descriptorWallet: DescriptorWallet?
     /// Called after every batch.
     public var progress: ((DiscoveryProgress) -> Void)?
     /// When set, usage answers are kept in this JSON file and reused on the next run with the same parameters.
@@ -39,6 +41,16 @@ public final class DiscoveryEngine {
         self.keys = keys
         self.usage = usage
         self.options = options
+        descriptorWallet = nil
+    }
+
+    /// A job over a wallet given as output descriptors: one account, its receive chain and, when given, its change chain.
+    public init(descriptors wallet: DescriptorWallet, usage: UsageSource, options: DiscoveryOptions = DiscoveryOptions()) throws {
+        scheme = try wallet.scheme
+        keys = wallet
+        self.usage = usage
+        self.options = options
+        descriptorWallet = wallet
     }
 
     /// The parameters a checkpoint of this job records.
@@ -104,8 +116,13 @@ public final class DiscoveryEngine {
             }
             try checkpoint?.save(complete: true, force: true)
             reportProgress()
+            if keys.fixedKey != nil, reports.contains(where: { $0.descriptors != nil }), try keys.masterFingerprint() == nil {
+                notes.append("the \(keys.fixedKey!.family.publicPrefix) does not say which master key it comes from, so the descriptors have no "
+                    + "origin [fingerprint/path]; add it by hand, or run from the mnemonic or the card")
+            }
             return DiscoveryResult(
-                scheme: scheme.name, template: template.description, coin: scheme.coin.symbol, addressKind: scheme.kind.rawValue,
+                scheme: scheme.name, template: descriptorWallet?.chains[0].description ?? template.description, coin: scheme.coin.symbol,
+                addressKind: descriptorWallet?.form ?? scheme.kind.rawValue,
                 keySource: keys.label, usageSource: usage.name,
                 receiveGapLimit: options.receiveGapLimit, changeGapLimit: options.changeGapLimit, accountGapLimit: options.accountGapLimit,
                 accounts: reports,
@@ -174,18 +191,24 @@ public final class DiscoveryEngine {
         let keyPathText = template.keyPerIndex ? template.keyPathPattern.replacing("{account}", with: String(number))
             : try template.keyPath(account: number).description
         var xpub: String?
-        if !template.keyPerIndex && !template.keyPerChain {
+        var descriptors: [String]?
+        if let wallet = descriptorWallet {
+            descriptors = wallet.chains.map(\.description)
+        } else if !template.keyPerIndex && !template.keyPerChain {
             let family = keys.fixedKey?.family ?? scheme.coin.extendedKeyVersion(for: scheme.kind)
-            xpub = try accountKey(try template.keyPath(account: number)).extendedPublicKey(family)
+            let path = try template.keyPath(account: number)
+            let key = try accountKey(path)
+            xpub = key.extendedPublicKey(family)
+            descriptors = scheme.descriptors(key: key, keyPath: path, masterFingerprint: try masterFingerprint())
         }
         let receive = try scanChain(account: number, change: 0, gap: options.receiveGapLimit)
         let change = template.hasChange ? try scanChain(account: number, change: 1, gap: options.changeGapLimit)
             : ChainScan(used: [], checked: 0, gapReached: true)
         let used = receive.used + change.used
-        return AccountReport(account: account, keyPath: keyPathText, extendedPublicKey: xpub, usedAddresses: used,
+        return AccountReport(account: account, keyPath: descriptorWallet?.accountPath ?? keyPathText, extendedPublicKey: xpub, usedAddresses: used,
                              lastUsedReceiveIndex: receive.used.last?.index, lastUsedChangeIndex: change.used.last?.index,
                              receiveAddressesChecked: receive.checked, changeAddressesChecked: change.checked,
-                             gapReached: receive.gapReached && change.gapReached, isUsed: !used.isEmpty)
+                             gapReached: receive.gapReached && change.gapReached, isUsed: !used.isEmpty, descriptors: descriptors)
     }
 
     private struct ChainScan {
@@ -212,7 +235,7 @@ public final class DiscoveryEngine {
             for (offset, isUsed) in flags.enumerated() {
                 if isUsed {
                     let i = UInt32(index) + UInt32(offset)
-                    let path = try scheme.template.path(account: account, change: change, index: i).description
+                    let path = try descriptorWallet?.path(chain: change, index: i) ?? scheme.template.path(account: account, change: change, index: i).description
                     scan.used.append(UsedAddress(address: addresses[offset], chain: change, index: i, path: path))
                     usedFound += 1
                     unusedRun = 0
@@ -227,6 +250,11 @@ public final class DiscoveryEngine {
         }
         scan.gapReached = unusedRun >= gap
         return scan
+    }
+
+    /// The key source's master fingerprint, for descriptors' origins; a source that fails to tell gives none.
+    private func masterFingerprint() throws -> UInt32? {
+        do { return try keys.masterFingerprint() } catch let error as InterruptedError { throw error } catch { return nil }
     }
 
     /// The (cached) key at a concrete key path.
@@ -246,6 +274,11 @@ public final class DiscoveryEngine {
 
     /// Addresses `from ..< from + count` of one chain.
     private func deriveAddresses(account: UInt32, change: UInt32, from: UInt32, count: Int) throws -> [String] {
+        if let wallet = descriptorWallet {
+            do { return try wallet.addresses(chain: change, from: from, count: count) } catch let error as InterruptedError { throw error } catch {
+                throw DiscoveryError.derivation(path: "\(change == 0 ? "receive" : "change") descriptor \(from)…", underlying: String(describing: error))
+            }
+        }
         let template = scheme.template
         let (kind, coin) = (scheme.kind, scheme.coin)
         func wrap<T>(_ path: @autoclosure () -> String, _ body: () throws -> T) throws -> T {

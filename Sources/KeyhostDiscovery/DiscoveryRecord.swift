@@ -32,6 +32,9 @@ extension AccountReport {
             ("change_checked", .integer(changeAddressesChecked)),
             ("gap_reached", .bool(gapReached)),
             ("is_used", .bool(isUsed)),
+            ("descriptors", descriptors.map { list in
+                .object([("receive", .string(list.first)), ("change", .string(list.count > 1 ? list[1] : nil))])
+            } ?? .null),
         ])
     }
 }

@@ -50,6 +50,9 @@ public struct AccountReport: Codable, Equatable, Sendable {
     public var gapReached: Bool
     /// Whether any address of the account is used.
     public var isUsed: Bool
+    /// The account's output descriptors with checksums (receive, then change), ready for Bitcoin Core's
+    /// importdescriptors, Sparrow or BDK; nil where descriptors cannot describe it (Ethereum, per-index schemes).
+    public var descriptors: [String]? = nil
 }
 
 /// A used address and where it is.

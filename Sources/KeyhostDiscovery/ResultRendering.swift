@@ -61,7 +61,8 @@ extension DiscoveryResult {
             let last = [account.lastUsedReceiveIndex.map { "receive \($0)" }, account.lastUsedChangeIndex.map { "change \($0)" }]
                 .compactMap { $0 }.joined(separator: ", ")
             out.append("account \(account.account.map(String.init) ?? account.keyPath): \(account.usedAddresses.count) used, last used \(last)"
-                + (account.extendedPublicKey.map { "\n  \($0)" } ?? ""))
+                + (account.extendedPublicKey.map { "\n  \($0)" } ?? "")
+                + (account.descriptors.map { list in "\n  descriptors:" + list.map { "\n    \($0)" }.joined() } ?? ""))
         }
         out.append("totals: \(totals.accountsUsed) of \(totals.accountsScanned) accounts used, \(totals.usedAddresses) used addresses, "
             + "\(totals.addressesChecked) checked (\(totals.addressesQueried) queried, \(totals.addressesFromCheckpoint) from checkpoint)")

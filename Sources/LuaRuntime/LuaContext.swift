@@ -152,6 +152,17 @@ public struct LuaContext {
         LuaObjectSupport.push(object, on: L)
     }
 
+    /// Pushes a new sequence table of Swift objects (a binding's list of userdata, e.g. a multipath descriptor's parts).
+    /// Only non-raising calls: a fresh table has no metatable, and the allocator does not fail while Swift runs.
+    public func push<T: LuaObject>(objects: [T]) throws {
+        try stack.ensure(3)
+        lua_createtable(L, Int32(clamping: objects.count), 0)
+        for (i, object) in objects.enumerated() {
+            LuaObjectSupport.push(object, on: L)
+            lua_rawseti(L, -2, lua_Integer(i + 1))
+        }
+    }
+
     /// Pushes a Swift function.
     public func push(function body: @escaping LuaFunctionBody) {
         LuaDispatch.push(body, on: L)

@@ -42,6 +42,9 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("An account-level extended public key (xpub, ypub, zpub, tpub, ...).", valueName: "key"))
     var xpub: String?
 
+    @Option(help: ArgumentHelp("An output descriptor to scan instead of keys and a scheme: one <0;1> multipath descriptor, or twice (receive, then change).", valueName: "descriptor"))
+    var descriptor: [String] = []
+
     @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given).", valueName: "var"))
     var mnemonicEnv: String?
 
@@ -175,16 +178,17 @@ struct Discover: ParsableCommand {
     }
 
     /// --mnemonic-env's variable, or KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given.
-    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: xpub != nil || card != nil) }
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: xpub != nil || card != nil || !descriptor.isEmpty) }
 
     func validate() throws {
         if mnemonic != nil {
             throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
                 + "put it in an environment variable and pass its name: --mnemonic-env VAR")
         }
-        let keySources = [xpub.map { _ in "--xpub" }, mnemonicVariable.map { _ in "--mnemonic-env" }, card.map { _ in "--card" }].compactMap { $0 }
+        let keySources = [xpub.map { _ in "--xpub" }, mnemonicVariable.map { _ in "--mnemonic-env" }, card.map { _ in "--card" },
+                          descriptor.isEmpty ? nil : "--descriptor"].compactMap { $0 }
         guard keySources.count == 1 else {
-            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR (or set KEYHOST_MNEMONIC) or --card [READER]"
+            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR (or set KEYHOST_MNEMONIC), --card [READER] or --descriptor D"
                 : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
         }
         // Decided by the decoded version bytes (Ltpv, dgpv, " zprv…" all are private), never by prefix text.
@@ -240,6 +244,7 @@ struct Discover: ParsableCommand {
         if let kind, AddressKind(name: kind) == nil {
             throw ValidationError("--kind: unknown address kind \"\(kind)\"; use one of \(AddressKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        if !descriptor.isEmpty { _ = try descriptorWallet(); return }
         // A malformed key or a scheme that cannot be (purpose 45, Ethereum with 84) is a bad option
         // value: a usage error (64) before anything runs, like an unknown --coin.
         var family: ExtendedKeyVersion?
@@ -290,7 +295,10 @@ struct Discover: ParsableCommand {
         var family: ExtendedKeyVersion?
         var cardConnection: DiscoveryCardConnection?
         defer { cardConnection?.close() }
-        if let xpub {
+        let wallet = try descriptorWallet()
+        if let wallet {
+            keys = wallet
+        } else if let xpub {
             let source: ExtendedPublicKeySource
             do { source = try ExtendedPublicKeySource(xpub) } catch { throw Failure.message("--xpub: \(error)") }
             family = source.key.family
@@ -314,7 +322,7 @@ struct Discover: ParsableCommand {
         }
 
         // Scheme and limits.
-        let scheme = try DiscoverySetup.scheme(schemeRequest(family: family))
+        let scheme = try wallet?.scheme ?? DiscoverySetup.scheme(schemeRequest(family: family))
         var options = DiscoveryOptions(receiveGapLimit: gapLimit, changeGapLimit: changeGapLimit ?? gapLimit, accountGapLimit: accountGap,
                                        maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
@@ -342,7 +350,8 @@ struct Discover: ParsableCommand {
             return try inner.usage(of: addresses)
         }
 
-        let engine = DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
+        let engine = try wallet.map { try DiscoveryEngine(descriptors: $0, usage: usage, options: options) }
+            ?? DiscoveryEngine(scheme: scheme, keys: keys, usage: usage, options: options)
         engine.checkpointPath = checkpoint
         let bar = !quiet && isatty(STDERR_FILENO) != 0 ? ProgressLine(options: options) : nil
         if let bar { engine.progress = { bar.update($0) } }

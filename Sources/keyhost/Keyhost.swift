@@ -15,7 +15,7 @@ struct Keyhost: ParsableCommand {
             and otherwise runs standard input as a script.
             """,
         version: VersionText.text,
-        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, KeyCommand.self, Discover.self, TokenCommand.self, EthCommand.self, PSBTCommand.self]
+        subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, KeyCommand.self, Discover.self, TokenCommand.self, EthCommand.self, PSBTCommand.self, DescriptorCommand.self]
     )
 
     @Option(name: .customShort("e"), help: ArgumentHelp(

@@ -441,6 +441,7 @@ import Testing
             "keyhost key address --json": ["address", "--json"],
             "keyhost key address --count 2 --json": ["address", "--count", "2", "--json"],
             "keyhost key xpub --json": ["xpub", "--json"],
+            "keyhost key xpub --descriptor --json": ["xpub", "--descriptor", "--json"],
             "keyhost key sign-message --json hello": ["sign-message", "--json", "hello"],
             "keyhost key sign-message --coin eth --json hello": ["sign-message", "--coin", "eth", "--json", "hello"],
             "keyhost key mnemonic check --json": ["mnemonic", "check", "--json"],

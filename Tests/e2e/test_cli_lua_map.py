@@ -24,7 +24,7 @@ DOC = REPO / "docs" / "cli-lua.md"
 # The short names the Lua column uses, and the module each stands for.
 MODULES = {
     name: f"keyhost.{name}"
-    for name in ("card", "hd", "ec", "hash", "address", "coins", "eth", "psbt", "token", "discovery", "hex", "json")
+    for name in ("card", "hd", "ec", "hash", "address", "coins", "eth", "psbt", "descriptor", "token", "discovery", "hex", "json")
 }
 
 # Commands with no Lua equivalent today (Lua cell "—"). This set may only shrink: closing a gap means a Lua

@@ -179,7 +179,7 @@ t.test("checkpoint: a second run takes the used addresses from a finished scan's
 end)
 
 for _, applet in ipairs { "3.2", "4.0" } do
-  t.test("card source (applet " .. applet .. "): one EXPORT KEY per account (+ the shared parent), same result as the seed", function()
+  t.test("card source (applet " .. applet .. "): one EXPORT KEY per account (+ the shared parent and the master), same result as the seed", function()
     local transcript = os.tmpname()
     local used = set { bip84(0, 0, 4), bip84(0, 1, 1), bip84(1, 0, 0) }
     local s2 = card.open { reader = "virtual", applet = applet, seed = 3, record = transcript }
@@ -192,15 +192,20 @@ for _, applet in ipairs { "3.2", "4.0" } do
     for line in io.lines(transcript) do if line:sub(1, 6) == "> 80c2" then exports = exports + 1 end end
     os.remove(transcript)
     t.eq(#r.accounts, 4)                                 -- 0, 1 used; 2, 3 empty
-    -- one per account, one for m/84'/0' (the xpubs' parent fingerprint). Secure channel v1 leaves CLA/INS in
-    -- clear, so the transcript shows them; v2 wraps whole commands, so there the binding's count is checked.
-    if applet == "3.2" then t.eq(exports, #r.accounts + 1) end
-    t.eq(r.totals.key_exports, #r.accounts + 1)
+    -- one per account, one for m/84'/0' (the xpubs' parent fingerprint), one for m (the master fingerprint the
+    -- descriptors' origins name). Secure channel v1 leaves CLA/INS in clear, so the transcript shows them; v2 wraps
+    -- whole commands, so there the binding's count is checked.
+    if applet == "3.2" then t.eq(exports, #r.accounts + 2) end
+    t.eq(r.totals.key_exports, #r.accounts + 2)
 
     local x = discovery.scan { mnemonic = WORDS, gap_limit = 5, account_gap = 2, source = used }
     t.eq(r.accounts, x.accounts)
     -- and account 0 equals the zpub's scan
     local z = discovery.scan { xpub = ZPUB0, gap_limit = 5, source = used }
+    -- except the descriptors' origin, which an account xpub cannot know
+    t.ok(r.accounts[1].descriptors.receive:find("[73c5da0a/84h/0h/0h]", 1, true))
+    t.ok(not z.accounts[1].descriptors.receive:find("[", 1, true))
+    r.accounts[1].descriptors, z.accounts[1].descriptors = nil, nil
     t.eq(r.accounts[1], z.accounts[1])
   end)
 end
