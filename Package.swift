@@ -115,7 +115,7 @@ let package = Package(
         // its store, secrets, reader choice, structured errors. Plain Swift values and `Record` results: no Lua here.
         .target(name: "KeyhostServices", dependencies: [
             "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "KeyhostLedger", "KeyhostHTTP",
-            "KeyhostBitcoin", "CKeyhostProcess",
+            "KeyhostBitcoin", "KeyhostDiscovery", "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 
         // Thin Lua modules over the domain modules and the services.

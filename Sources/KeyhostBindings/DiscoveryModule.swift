@@ -1,3 +1,4 @@
+import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery

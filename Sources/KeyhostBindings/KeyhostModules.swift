@@ -4,7 +4,7 @@ import LuaRuntime
 /// Registers keyhost's native Lua modules (`keyhost.*`) in a state.
 public enum KeyhostModules {
     /// The version `keyhost --version` prints and `require "keyhost".version` returns.
-    public static let version = "0.1.0"
+    public static let version = KeyhostVersion.text
 
     /// `cardReaders` are the reader sources `keyhost.card` offers besides its `"virtual"` reader (PC/SC, say).
     public static func install(in state: LuaState, cardReaders: [CardReaderSource] = []) {

@@ -5,11 +5,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import KeyhostBindings
+import KeyhostServices
 import KeyhostCrypto
 import KeyhostDiscovery
 import KeyhostRecord
-import LuaRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -330,21 +329,13 @@ struct Discover: ParsableCommand {
         let http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
 
         // Usage, wrapped so Ctrl-C stops between batches with the checkpoint saved.
-        var luaState: LuaState?
         let inner: UsageSource
         if source.lowercased().hasPrefix("lua:") {
-            let (state, function) = try Self.loadLuaSource(String(source.dropFirst(4)))
-            luaState = state
-            let script = String(source.dropFirst(4))
-            inner = ClosureUsageSource(name: "lua \(script)") { addresses in
-                let results = try state.call(function, [.table(LuaTable(array: addresses.map { .text($0) }))])
-                return try UsageAnswer.flags(results.first ?? .nil, for: addresses, allowSet: false)
-            }
+            inner = try LuaUsageFunction.source(script: String(source.dropFirst(4)))
         } else {
             inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, electrum: electrumOptions,
                                                    etherscanKeyVariable: etherscanKeyEnv)
         }
-        _ = luaState
         let usage = ClosureUsageSource(name: inner.name) { addresses in
             if Interrupt.requested { throw Failure.message("interrupted") }
             return try inner.usage(of: addresses)
@@ -389,19 +380,6 @@ struct Discover: ParsableCommand {
             text = text.replacing("\"\(word)\"", with: "\"…\"")
         }
         return text
-    }
-
-    /// A Lua state with keyhost's modules, the script run, and the function it returned.
-    static func loadLuaSource(_ path: String) throws -> (LuaState, LuaReference) {
-        let bytes: [UInt8]
-        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua: cannot read the script \(error)") }
-        let state = try Host.makeState()
-        let results = try state.execute(bytes: SourceFile.strippingShebang(bytes), chunkName: "@" + path)
-        guard case .reference(let function) = results.first ?? .nil, function.typeName == "function" else {
-            throw Failure.message("--source lua:\(path) must return a function(addresses) -> list of booleans; it returned "
-                + (results.first?.typeName ?? "nothing"))
-        }
-        return (state, function)
     }
 }
 

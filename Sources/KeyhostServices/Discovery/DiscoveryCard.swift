@@ -1,7 +1,6 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery
-import KeyhostServices
 
 /// Exports account keys from a Keycard for discovery: ONE EXPORT KEY (extended public) per account key path.
 ///
@@ -9,16 +8,16 @@ import KeyhostServices
 /// parent (m/84'/0' for every BIP84 account), so that key is exported once per job and kept, not once per
 /// account. The master key's public key gives the descriptors' origin fingerprint: one more. A job over N accounts
 /// therefore sends N + 2 EXPORT KEY commands.
-final class CardAccountExporter {
-    let card: KeycardCommandSet
+public final class CardAccountExporter {
+    public let card: KeycardCommandSet
     private var parentKeys: [[UInt32]: PublicKey] = [:]
     /// EXPORT KEY commands sent.
-    private(set) var exportCommands = 0
+    public private(set) var exportCommands = 0
 
-    init(card: KeycardCommandSet) { self.card = card }
+    public init(card: KeycardCommandSet) { self.card = card }
 
     /// The xpub (mainnet version bytes; the engine re-serializes in the scheme's family) at `path`.
-    func export(_ path: DerivationPath) throws -> String {
+    public func export(_ path: DerivationPath) throws -> String {
         exportCommands += 1
         return try CardExtendedKey.node(card, components: path.indexes) { [self] parent in
             if let cached = parentKeys[parent] { return cached }
@@ -30,7 +29,7 @@ final class CardAccountExporter {
     }
 
     /// A key source over this card; `identity` keys checkpoints to the wallet on the card.
-    func keySource(label: String) throws -> CardKeySource {
+    public func keySource(label: String) throws -> CardKeySource {
         let info = card.applicationInfo
         let uid = info?.keyUID ?? info?.instanceUID ?? []
         let identity = uid.isEmpty ? "unknown" : Hex.encode(uid)
@@ -39,7 +38,7 @@ final class CardAccountExporter {
     }
 
     /// The master key's fingerprint (one EXPORT KEY of the public key at m), for descriptors' key origins.
-    func masterFingerprint() throws -> UInt32? {
+    public func masterFingerprint() throws -> UInt32? {
         guard let key = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
         exportCommands += 1
         return Hash.hash160(key.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }

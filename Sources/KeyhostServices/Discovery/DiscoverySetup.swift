@@ -142,7 +142,7 @@ public enum DiscoverySetup {
     public static let sourceForms = "index:FILE, esplora:URL, electrum:tcp://HOST:PORT, electrum:ssl://HOST:PORT, eth-rpc:URL, etherscan or etherscan:URL"
 
     /// The client name the Electrum source sends in `server.version`.
-    public static let electrumClientName = "keyhost \(KeyhostModules.version)"
+    public static let electrumClientName = "keyhost \(KeyhostVersion.text)"
 
     /// Checks a source string's shape without opening anything: the kind and, where required, the part after ':'.
     public static func splitSource(_ spec: String) throws -> (kind: String, rest: String?) {
