@@ -8,16 +8,16 @@ import LuaRuntime
 enum DescriptorModule {
     static func register(in state: LuaState) {
         state.registerModule("keyhost.descriptor") { module in
-            module.function("parse") { ctx in try descriptorCall {
+            module.function("parse") { ctx in
                 ctx.push(object: DescriptorObject(try OutputDescriptor.parse(try ctx.string(1))))
                 return 1
-            } }
+            }
             // The checksum of any text in BIP380's character set (a "#checksum" already there is verified and returned).
-            module.function("checksum") { ctx in try descriptorCall {
+            module.function("checksum") { ctx in
                 let (body, given) = try DescriptorChecksum.split(try ctx.string(1))
                 ctx.push(try given ?? DescriptorChecksum.compute(body))
                 return 1
-            } }
+            }
         }
     }
 
@@ -47,23 +47,23 @@ final class DescriptorObject: LuaObject {
     static let maxAddresses: Int64 = 1_000_000
 
     static let luaMethods: [String: LuaMethod<DescriptorObject>] = [
-        "address": { object, ctx in try descriptorCall {
+        "address": { object, ctx in
             let index = try DescriptorModule.index(ctx, 2)
             ctx.push(try object.descriptor.address(index: index, network: DescriptorModule.network(ctx, 3)))
             return 1
-        } },
-        "addresses": { object, ctx in try descriptorCall {
+        },
+        "addresses": { object, ctx in
             let from = try DescriptorModule.index(ctx, 2, "from")
             let count = try integerArgument(ctx, 3, "count", in: 0...maxAddresses)
             let network = try DescriptorModule.network(ctx, 4)
             try ctx.reserve(bytes: Int(count) * 96)
             let list = try object.descriptor.addresses(from: from, count: Int(count), network: network)
             return try ctx.return(.table(LuaTable(array: list.map { .text($0) })))
-        } },
-        "script": { object, ctx in try descriptorCall {
+        },
+        "script": { object, ctx in
             ctx.push(bytes: try object.descriptor.scriptPubKey(index: DescriptorModule.index(ctx, 2)))
             return 1
-        } },
+        },
         "tostring": { object, ctx in
             ctx.push(object.descriptor.description)
             return 1
@@ -90,16 +90,5 @@ final class DescriptorObject: LuaObject {
 
 /// A descriptor failure as Lua sees it: a table with `kind` (`invalid_descriptor`, `descriptor_checksum`,
 /// `unsupported_descriptor`, `private_key_in_descriptor`, `descriptor_derivation`, `descriptor_network`), `message`,
-/// and `position` (0-based character offset) when the problem is at a place.
-struct DescriptorLuaError: LuaErrorConvertible, CustomStringConvertible {
-    let error: DescriptorError
-    var description: String { error.description }
-
-    var luaErrorFields: LuaTable {
-        LuaTable(["kind": .text(error.kind.rawValue), "position": error.position.map { .integer(Int64($0)) } ?? .nil])
-    }
-}
-
-func descriptorCall<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch let error as DescriptorError { throw DescriptorLuaError(error: error) }
-}
+/// and `position` (0-based character offset) when the problem is at a place: its `StructuredError` fields.
+extension DescriptorError: LuaErrorConvertible {}

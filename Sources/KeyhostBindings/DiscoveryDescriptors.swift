@@ -24,7 +24,7 @@ extension DiscoveryModule {
             let what = "option 'descriptors'" + (items.count > 1 ? " #\(i + 1)" : "")
             switch item {
             case .string:
-                do { return try OutputDescriptor.parse(item.stringValue ?? "") } catch let error as DescriptorError { throw DescriptorLuaError(error: error) }
+                return try OutputDescriptor.parse(item.stringValue ?? "")
             case .reference(let reference):
                 return try ctx.object(reference, as: DescriptorObject.self, what: what).descriptor
             default:
@@ -32,7 +32,7 @@ extension DiscoveryModule {
             }
         }
         do { return try DescriptorWallet(parsed, network: network) } catch let error as DescriptorError {
-            throw DescriptorLuaError(error: error)
+            throw error
         } catch {
             throw LuaArgumentError(1, "option 'descriptors': \(error)")
         }
