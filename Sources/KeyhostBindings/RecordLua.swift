@@ -50,9 +50,8 @@ extension Record {
 extension LuaErrorConvertible where Self: StructuredError {
     public var luaErrorFields: LuaTable {
         var table = LuaTable()
-        for (name, value) in [("kind", Record.string(errorKind))] + errorFields where name != "message" {
-            table[name] = LuaValue(record: value)
-        }
+        guard case .object(let fields) = errorRecord else { return table }
+        for (name, value) in fields where name != "message" { table[name] = LuaValue(record: value) }
         return table
     }
 }

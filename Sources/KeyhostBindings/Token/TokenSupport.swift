@@ -47,9 +47,7 @@ func tokenCall<R>(_ body: () throws -> R) throws -> R {
 
 enum TokenTables {
     /// An unsigned amount: an integer, or its decimal text above 2^63-1 (as the program sees it).
-    static func amount(_ value: UInt64) -> LuaValue {
-        value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value))
-    }
+    static func amount(_ value: UInt64) -> LuaValue { LuaValue(record: .unsigned(value)) }
 
     /// A token's fields (the names `token inspect --json` prints, bytes as raw strings), with what only Lua
     /// gets: the program itself, the armoured token, and `meta` as the Lua value it was issued from.

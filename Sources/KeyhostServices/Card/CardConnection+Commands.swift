@@ -44,8 +44,8 @@ extension CardConnection {
             let info = card.applicationInfo ?? selectInfo
             var result: [(String, Record)] = []
             result.append(("applet", .string("\(info.version)")))
-            result.append(("instance_uid", .optional(info.instanceUID)))
-            result.append(("key_uid", .optional(info.keyUID)))
+            result.append(("instance_uid", .bytes(info.instanceUID)))
+            result.append(("key_uid", .bytes(info.keyUID)))
             result.append(("pin_retries", .integer(status.pinRetries)))
             result.append(("puk_retries", .integer(status.pukRetries)))
             result.append(("has_master_key", .bool(status.hasMasterKey)))
@@ -93,10 +93,10 @@ extension CardConnection {
             let info = card.applicationInfo ?? selectInfo
             var fields: [(String, Record)] = []
             fields.append(("applet", .string("\(info.version)")))
-            fields.append(("instance_uid", .optional(info.instanceUID)))
-            fields.append(("identity_public_key", .optional(info.identityCertificate?.identityKey.compressed)))
+            fields.append(("instance_uid", .bytes(info.instanceUID)))
+            fields.append(("identity_public_key", .bytes(info.identityCertificate?.identityKey.compressed)))
             fields.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
-            fields.append(("pairing_index", .optional(pairingIndex)))
+            fields.append(("pairing_index", .integer(pairingIndex)))
             return .object(fields + (generated?.fields ?? []))
         }
         do {
@@ -180,7 +180,7 @@ extension CardConnection {
             let identity = selectInfo.identityCertificate?.identityKey.compressed
             try session.factoryReset(card)
             let info = try session.info(card)
-            return Record.object([("instance_uid", .optional(uid)), ("identity_public_key", .optional(identity)),
+            return Record.object([("instance_uid", .bytes(uid)), ("identity_public_key", .bytes(identity)),
                                   ("initialized", .bool(info.isInitialized))])
         }
     }

@@ -80,7 +80,7 @@ extension CardConnection {
         try CardServiceError.mappingForCommandLine("REMOVE KEY") {
             let keyUID = selectInfo.keyUID
             try card.removeKey()
-            return Record.object([("key_uid", .optional(keyUID)), ("has_master_key", .bool(try card.getStatus().hasMasterKey))])
+            return Record.object([("key_uid", .bytes(keyUID)), ("has_master_key", .bool(try card.getStatus().hasMasterKey))])
         }
     }
 
@@ -119,7 +119,7 @@ extension CardConnection {
                 xpub = .string(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
             }
             return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.compressed)),
-                                  ("chain_code", .optional(exported.chainCode)), ("xpub", xpub)])
+                                  ("chain_code", .bytes(exported.chainCode)), ("xpub", xpub)])
         }
     }
 }

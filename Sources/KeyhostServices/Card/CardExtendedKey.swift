@@ -15,8 +15,13 @@ public enum CardExtendedKey {
             throw KeycardError.invalidResponse(.exportKey, "no extended public key for \(path)")
         }
         let parent = components.isEmpty ? nil : try parentKey?(Array(components.dropLast()))
-        guard let node = HDNode(publicKey: key.compressed(true), chainCode: chainCode, depth: components.count,
-                                parentFingerprint: parent?.fingerprint ?? 0, childNumber: components.last ?? 0) else {
+        return try node(path: path, key: key, chainCode: chainCode, parent: parent)
+    }
+
+    /// The node from an EXPORT KEY answer's parts and the parent's key (nil: fingerprint 0).
+    private static func node(path: KeyPath, key: PublicKey, chainCode: [UInt8], parent: PublicKey?) throws -> HDNode {
+        guard let node = HDNode(publicKey: key.compressed(true), chainCode: chainCode, depth: path.components.count,
+                                parentFingerprint: parent?.fingerprint ?? 0, childNumber: path.components.last ?? 0) else {
             throw KeycardError.invalidResponse(.exportKey, "the extended public key for \(path) breaks BIP32 (chain code of \(chainCode.count) bytes)")
         }
         return node
@@ -36,10 +41,6 @@ public enum CardExtendedKey {
     public static func serialize(_ card: KeycardCommandSet, path: KeyPath, key: PublicKey, chainCode: [UInt8],
                                  family: ExtendedKeyVersion) throws -> String {
         let parent = path.components.isEmpty ? nil : try exportedKey(card, components: Array(path.components.dropLast()))
-        guard let node = HDNode(publicKey: key.compressed(true), chainCode: chainCode, depth: path.components.count,
-                                parentFingerprint: parent?.fingerprint ?? 0, childNumber: path.components.last ?? 0) else {
-            throw KeycardError.invalidResponse(.exportKey, "the extended public key for \(path) breaks BIP32 (chain code of \(chainCode.count) bytes)")
-        }
-        return node.extendedPublicKey(family)
+        return try node(path: path, key: key, chainCode: chainCode, parent: parent).extendedPublicKey(family)
     }
 }

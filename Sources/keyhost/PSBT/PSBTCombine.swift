@@ -25,7 +25,7 @@ struct PSBTCombine: ParsableCommand {
     }
 
     func run() throws {
-        try PSBTCommand.run {
+        try Failure.exitOnError {
             var (combined, base64) = try PSBTCommand.read(files[0])
             for file in files.dropFirst() {
                 do { try combined.combine(try PSBTCommand.read(file).psbt) } catch let error as PSBTError {

@@ -38,8 +38,4 @@ struct PSBTCommand: ParsableCommand {
         try OutputFile.create(output, base64 ? Array((psbt.base64 + "\n").utf8) : psbt.serialized())
     }
 
-    /// Runs `body`, reporting PSBT errors with their kind and input/output (`--json` shows them as fields).
-    static func run(_ body: () throws -> Void) throws {
-        try Failure.exitOnError(body)
-    }
 }

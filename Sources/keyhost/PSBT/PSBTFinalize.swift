@@ -30,7 +30,7 @@ struct PSBTFinalize: ParsableCommand {
     var json = false
 
     func run() throws {
-        try PSBTCommand.run {
+        try Failure.exitOnError {
             var (psbt, base64) = try PSBTCommand.read(file)
             if json {
                 let left = try psbt.finalizeWhatCan()

@@ -28,7 +28,7 @@ struct PSBTInspect: ParsableCommand {
     }
 
     func run() throws {
-        try PSBTCommand.run {
+        try Failure.exitOnError {
             let (psbt, _) = try PSBTCommand.read(file)
             let opened = try keys.open()
             defer { opened?.connection?.close() }

@@ -41,7 +41,7 @@ struct PSBTSign: ParsableCommand {
     }
 
     func run() throws {
-        try PSBTCommand.run {
+        try Failure.exitOnError {
             var (psbt, base64) = try PSBTCommand.read(file)
             guard let (source, connection) = try keys.open() else { return }
             defer { connection?.close() }
