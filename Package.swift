@@ -120,7 +120,7 @@ let package = Package(
 
         // Thin Lua modules over the domain modules and the services.
         .target(name: "KeyhostBindings", dependencies: [
-            "LuaRuntime", "KeyhostServices", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
+            "LuaRuntime", "KeyhostServices", "KeyhostCrypto", "KeyhostCard", "KeyhostDiscovery", "KeyhostHTTP", "KeyhostFiles", "KeyhostTokens", "KeyhostWallet", "KeyhostPlayer",
             "KeyhostWorkerProcess", "KeyhostLedger", "KeyhostRecord", "KeyhostEthereum", "KeyhostBitcoin", "KeyhostBitcoinCard", "CKeyhostProcess",
         ], swiftSettings: onlyImportedMembers),
 

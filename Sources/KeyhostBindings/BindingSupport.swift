@@ -1,4 +1,5 @@
 import KeyhostCrypto
+import KeyhostHTTP
 import LuaRuntime
 
 /// An error raised by a binding itself (not by the domain module); its description is the Lua message.
@@ -52,6 +53,18 @@ struct Options {
             }
             return text
         default: throw wrongType(key, "a string")
+        }
+    }
+
+    /// The proxy settings of option `key` (a proxy URL or "direct") and, when `isolate` is true, a fresh Tor
+    /// circuit for this call; without the option, as the environment's *_PROXY variables say.
+    func proxies(_ key: String = "proxy", isolate: String? = "proxy_isolate") throws -> ProxySettings {
+        do {
+            var settings = try ProxySettings(option: try string(key), optionName: "option '\(key)'")
+            if let isolate, try boolean(isolate) ?? false { settings = settings.isolated(ProxySettings.freshIsolationKey()) }
+            return settings
+        } catch let error as ProxyError {
+            throw LuaArgumentError(position, error.description)
         }
     }
 

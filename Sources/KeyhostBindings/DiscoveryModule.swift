@@ -2,6 +2,7 @@ import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery
+import KeyhostHTTP
 import LuaRuntime
 
 /// `keyhost.discovery`: BIP44-style account discovery (gap limits) over an xpub, a mnemonic or seed, or a card,
@@ -10,7 +11,7 @@ enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
                               "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id",
-                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive", "descriptors"]
+                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive", "descriptors", "proxy", "proxy_isolate"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
@@ -98,6 +99,7 @@ enum DiscoveryModule {
 
         // Usage.
         var http = HTTPOptions()
+        http.proxy = try opts.proxies()
         if opts.has("parallel") { http.maxConcurrentRequests = try positive(opts, "parallel", default: 4, what: "the HTTP requests in flight at once", hint: "default 4") }
         if opts.has("timeout") { http.timeout = try seconds(opts, "timeout") }
         if let retries = try opts.integer("retries") {

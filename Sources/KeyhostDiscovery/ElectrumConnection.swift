@@ -38,10 +38,10 @@ final class ElectrumConnection {
     /// Request messages sent (a batch counts once): the round trips.
     private(set) var requestsSent = 0
 
-    /// Connects, handshakes TLS when `tls` is given, and negotiates the protocol version.
-    init(server: ElectrumServer, tls: TLSContext?, timeout: Double, clientName: String, maxLineLength: Int) throws {
+    /// Connects (through `proxy` when given), handshakes TLS when `tls` is given, and negotiates the protocol version.
+    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, timeout: Double, clientName: String, maxLineLength: Int) throws {
         do {
-            stream = try SocketStream.connect(host: server.host, port: server.port, tls: tls, timeout: timeout)
+            stream = try SocketStream.connect(host: server.host, port: server.port, tls: tls, timeout: timeout, proxy: proxy)
         } catch let error as HTTPTransportError {
             throw ElectrumFailure.transport(error)
         }

@@ -12,6 +12,7 @@ final class ElectrumPool: @unchecked Sendable {
     let size: Int
     private let server: ElectrumServer
     private let tls: TLSContext?
+    private let proxy: Proxy?
     private let timeout: Double
     private let clientName: String
     private let maxLineLength: Int
@@ -34,9 +35,11 @@ final class ElectrumPool: @unchecked Sendable {
         var counted = 0
     }
 
-    init(server: ElectrumServer, tls: TLSContext?, size: Int, timeout: Double, clientName: String, maxLineLength: Int, keepAlive: Double) {
+    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, size: Int, timeout: Double, clientName: String, maxLineLength: Int,
+         keepAlive: Double) {
         self.server = server
         self.tls = tls
+        self.proxy = proxy
         self.size = max(1, size)
         self.timeout = timeout
         self.clientName = clientName
@@ -73,7 +76,7 @@ final class ElectrumPool: @unchecked Sendable {
             connection = existing
         } else {
             queue.sync { _statistics.connections += 1 }
-            connection = try ElectrumConnection(server: server, tls: tls, timeout: timeout, clientName: clientName,
+            connection = try ElectrumConnection(server: server, tls: tls, proxy: proxy, timeout: timeout, clientName: clientName,
                                                 maxLineLength: maxLineLength)
             slot.connection = connection
             slot.counted = 0

@@ -58,7 +58,9 @@ public final class ElectrumUsageSource: UsageSource {
                 throw DiscoveryError.invalidOption(name: "Electrum TLS set-up", detail: error.message)
             }
         }
-        pool = ElectrumPool(server: self.server, tls: tls, size: http.maxConcurrentRequests, timeout: http.timeout,
+        // Electrum is not HTTP: only a proxy for everything (--proxy, ALL_PROXY) carries it.
+        pool = ElectrumPool(server: self.server, tls: tls, proxy: http.proxy.proxy(scheme: "electrum", host: self.server.host),
+                            size: http.maxConcurrentRequests, timeout: http.timeout,
                             clientName: electrum.clientName, maxLineLength: electrum.maxLineLength, keepAlive: electrum.keepAlive)
     }
 

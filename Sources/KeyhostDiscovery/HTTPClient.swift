@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Dispatch
+import Synchronization
 import KeyhostCrypto
 import KeyhostRecord
 import KeyhostHTTP
@@ -28,6 +29,11 @@ public struct HTTPOptions: Sendable {
     public var userAgent: String = "keyhost-discovery"
     /// A PEM file of extra certificate authorities trusted for https, besides the system's.
     public var caFile: String?
+    /// Which proxy each connection goes through (none by default; the front ends read `--proxy` and the
+    /// environment into this).
+    public var proxy: ProxySettings = .direct
+    /// Whether a connection is kept for the next request to the same server (HTTP/1.1 keep-alive).
+    public var keepAlive = true
     /// How to wait before a retry; tests record the delays instead of sleeping.
     public var sleep: @Sendable (Double) -> Void = { sleepSeconds($0) }
 
@@ -80,16 +86,18 @@ final class HTTPClient {
     let options: HTTPOptions
     /// The TLS configuration, made on the first https request (loading the trust store costs a few ms).
     private var tlsContext: TLSContext?
-    /// A serial queue is the lock (as in KeyhostCrypto's BatchAddresses): NSLock would need Foundation.
-    private let tlsLock = DispatchQueue(label: "keyhost.discovery.tls")
+    private let tlsLock = Mutex(())
+    /// Connections kept between requests, at most one per request in flight.
+    let pool: HTTPConnectionPool?
 
     init(options: HTTPOptions) throws {
         try options.validate()
         self.options = options
+        pool = options.keepAlive ? HTTPConnectionPool(maxIdlePerOrigin: options.maxConcurrentRequests) : nil
     }
 
     private func tls() throws -> TLSContext {
-        try tlsLock.sync {
+        try tlsLock.withLock { _ in
             if let tlsContext { return tlsContext }
             let context = try TLSContext(caFile: options.caFile)
             tlsContext = context
@@ -138,7 +146,7 @@ final class HTTPClient {
         if let contentType = request.contentType { headers.append(("Content-Type", contentType)) }
         return Result {
             try HTTPTransport.send(url: request.url, method: request.method, headers: headers, body: request.body,
-                                   timeout: options.timeout, tls: tls)
+                                   timeout: options.timeout, tls: tls, proxies: options.proxy, pool: pool)
         }
     }
 

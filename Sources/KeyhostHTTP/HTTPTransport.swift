@@ -12,7 +12,7 @@ import Glibc
 /// A failure below HTTP: name lookup, connecting, TLS, reading a malformed or oversized answer.
 /// `message` is what error messages show after the URL.
 public struct HTTPTransportError: Error, CustomStringConvertible {
-    public enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, badResponse, tooLarge, other }
+    public enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, proxy, badResponse, tooLarge, other }
     public var kind: Kind
     public var message: String
     /// A refused TLS certificate's SHA-256 fingerprint, for a hint on pinning it.
@@ -65,9 +65,11 @@ func isIPAddress(_ host: String) -> Bool {
     return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
 }
 
-/// A small blocking HTTP/1.1 client over POSIX sockets, with TLS through OpenSSL for https: one request per
-/// connection (`Connection: close`), Content-Length, chunked or until-EOF bodies, one deadline for the whole
-/// exchange. It replaces URLSession so that the binary does not load libcurl and its dependencies at start-up.
+/// A small blocking HTTP/1.1 client over POSIX sockets, with TLS through OpenSSL for https: keep-alive through
+/// an `HTTPConnectionPool` or one request per connection, SOCKS5 and CONNECT proxies, Content-Length, chunked or
+/// until-EOF bodies, one deadline for the whole exchange. It replaces URLSession so that the binary does not
+/// load libcurl and its dependencies at start-up (docs/startup-and-size.md; AsyncHTTPClient would bring
+/// swift-nio into every `keyhost run`).
 public enum HTTPTransport {
     /// Largest body accepted; the services answer in kilobytes.
     public static let maxBodySize = 32 << 20
@@ -106,30 +108,85 @@ public enum HTTPTransport {
                       authority: port == defaultPort ? bracketed : "\(bracketed):\(port)")
     }
 
-    /// Sends one request and reads the whole answer, within `timeout` seconds overall.
+    /// Sends one request and reads the whole answer, within `timeout` seconds overall, through the proxy `proxies`
+    /// choose for the URL.
+    /// With a `pool`, the connection is taken from it and given back for the next request (keep-alive); without
+    /// one, the request asks the server to close (`Connection: close`).
     public static func send(url: URL, method: String, headers: [(String, String)], body: Data?, timeout: Double,
-                     tls: () throws -> TLSContext) throws -> HTTPResponse {
+                            tls: () throws -> TLSContext, proxies: ProxySettings = .direct, pool: HTTPConnectionPool? = nil) throws -> HTTPResponse {
         let target = try target(of: url)
-        let stream = try SocketStream.connect(host: target.host, port: target.port, tls: target.https ? tls() : nil, timeout: timeout)
-        defer { stream.close() }
+        let proxy = proxies.proxy(scheme: target.https ? "https" : "http", host: target.host)
+        // Plain http through an HTTP proxy is forwarded (absolute-form request); anything else is tunnelled,
+        // since proxies commonly allow CONNECT only to port 443.
+        let forwarded = proxy.flatMap { $0.kind == .http && !target.https ? $0 : nil }
+        let origin = "\(target.https ? "https" : "http")://\(target.authority)"
+        var requestHeaders = headers
+        if let forwarded, let user = forwarded.username {
+            requestHeaders.append(("Proxy-Authorization", "Basic " + Base64.encode(Array("\(user):\(forwarded.password ?? "")".utf8))))
+        }
+        let requestTarget = forwarded == nil ? target.pathAndQuery : origin + target.pathAndQuery
+        var request = Data(head(method, requestTarget, target.authority, headers: requestHeaders, body: body, keepAlive: pool != nil).utf8)
+        if let body { request.append(body) }
 
-        var head = "\(method) \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.authority)\r\n"
+        if let pool, let stream = pool.take(origin) {
+            stream.setTimeout(timeout)
+            let before = stream.bytesReceived
+            do {
+                return try exchange(stream, request, method: method, pool: pool, origin: origin)
+            } catch let error as HTTPTransportError where error.kind == .connectionLost && stream.bytesReceived == before {
+                // The server closed the kept connection while it sat idle: send once more on a fresh one.
+                stream.close()
+            } catch {
+                stream.close()
+                throw error
+            }
+        }
+        let stream: SocketStream
+        if let forwarded {
+            do {
+                stream = try SocketStream.connect(host: forwarded.host, port: forwarded.port, tls: nil, timeout: timeout)
+            } catch let error as HTTPTransportError where error.kind != .timedOut {
+                throw HTTPTransportError(.proxy, "cannot reach the proxy \(forwarded): \(error.message)")
+            }
+        } else {
+            stream = try SocketStream.connect(host: target.host, port: target.port, tls: target.https ? tls() : nil,
+                                              timeout: timeout, proxy: proxy)
+        }
+        pool?.countOpened()
+        do {
+            return try exchange(stream, request, method: method, pool: pool, origin: origin)
+        } catch {
+            stream.close()
+            throw error
+        }
+    }
+
+    /// The request line and header fields.
+    private static func head(_ method: String, _ requestTarget: String, _ authority: String, headers: [(String, String)], body: Data?,
+                             keepAlive: Bool) -> String {
+        var head = "\(method) \(requestTarget) HTTP/1.1\r\nHost: \(authority)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" } else if method == "POST" { head += "Content-Length: 0\r\n" }
-        head += "Connection: close\r\n\r\n"
-        var request = Data(head.utf8)
-        if let body { request.append(body) }
+        if !keepAlive { head += "Connection: close\r\n" }
+        return head + "\r\n"
+    }
+
+    /// Writes `request` and reads its answer; gives the stream back to `pool` when the connection may carry
+    /// another request, else closes it.
+    private static func exchange(_ stream: SocketStream, _ request: Data, method: String, pool: HTTPConnectionPool?,
+                                 origin: String) throws -> HTTPResponse {
         try request.withUnsafeBytes { try stream.write($0) }
 
         // Interim 1xx answers (100 Continue) are skipped.
-        var status: Int, responseHeaders: [String: String]
+        var status: Int, responseHeaders: [String: String], http11: Bool
         repeat {
-            (status, responseHeaders) = try readHead(stream)
+            (status, responseHeaders, http11) = try readHead(stream)
         } while (100...199).contains(status)
         let header = { (name: String) in responseHeaders.first { sameHeaderName($0.key, name) }?.value }
 
         var responseBody = [UInt8]()
-        if status == 204 || status == 304 {
+        var framed = true
+        if status == 204 || status == 304 || method == "HEAD" {
             // No body by definition.
         } else if let encoding = header("Transfer-Encoding"), encoding.lowercased().contains("chunked") {
             responseBody = try readChunked(stream)
@@ -142,6 +199,13 @@ public enum HTTPTransport {
             responseBody = try stream.read(exactly: length)
         } else {
             responseBody = try stream.readToEnd(limit: maxBodySize)
+            framed = false
+        }
+        let closing = header("Connection").map { $0.lowercased().split(separator: ",").contains { $0.trimmingWhitespace() == "close" } } ?? false
+        if let pool, framed, http11, !closing, !stream.hasBufferedBytes {
+            pool.giveBack(stream, to: origin)
+        } else {
+            stream.close()
         }
         return HTTPResponse(status: status, headers: responseHeaders, body: Data(responseBody))
     }
@@ -155,7 +219,9 @@ public enum HTTPTransport {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
+        // An IP literal is parsed, never looked up (glibc would still ask nscd): a proxy at 127.0.0.1 costs no
+        // name service traffic at all.
+        hints.ai_flags = isIPAddress(host) ? AI_NUMERICHOST : AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
@@ -202,8 +268,9 @@ public enum HTTPTransport {
         }
     }
 
-    /// The status line and the header fields (names as sent; repeated fields joined with ", ").
-    private static func readHead(_ stream: SocketStream) throws -> (Int, [String: String]) {
+    /// The status, the header fields (names as sent; repeated fields joined with ", ") and whether the
+    /// server speaks HTTP/1.1 (an HTTP/1.0 answer ends its connection).
+    static func readHead(_ stream: SocketStream) throws -> (Int, [String: String], Bool) {
         let statusLine = try readLine(stream)
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
@@ -225,7 +292,7 @@ public enum HTTPTransport {
                 headers[name] = value
             }
         }
-        return (status, headers)
+        return (status, headers, parts[0] != "HTTP/1.0")
     }
 
     private static func readChunked(_ stream: SocketStream) throws -> [UInt8] {

@@ -11,6 +11,8 @@ public final class SocketStream {
     private var buffer = [UInt8]()
     private var start = 0
     private var atEnd = false
+    /// Bytes received so far: a kept-alive connection that fails before its answer's first byte was stale.
+    private(set) var bytesReceived = 0
 
     /// Monotonic nanoseconds after which a waiting call throws "timed out".
     var deadline: UInt64 {
@@ -23,18 +25,35 @@ public final class SocketStream {
         self.tls = tls
     }
 
-    /// Connects to `host`:`port` and, with `tls`, handshakes (certificate checked as `tls` says), all within
-    /// `timeout` seconds.
-    public static func connect(host: String, port: Int, tls: TLSContext?, timeout: Double) throws -> SocketStream {
+    /// Connects to `host`:`port` (through `proxy` when given) and, with `tls`, handshakes (certificate checked
+    /// as `tls` says), all within `timeout` seconds. Through a `socks5h` proxy `host` is never looked up here.
+    public static func connect(host: String, port: Int, tls: TLSContext?, timeout: Double, proxy: Proxy? = nil) throws -> SocketStream {
         let deadline = monotonicDeadline(after: timeout)
-        let fd = try HTTPTransport.connect(host: host, port: port, deadline: deadline)
+        let fd: Int32
+        if let proxy {
+            do {
+                fd = try HTTPTransport.connect(host: proxy.host, port: proxy.port, deadline: deadline)
+            } catch let error as HTTPTransportError where error.kind != .timedOut {
+                throw HTTPTransportError(.proxy, "cannot reach the proxy \(proxy): \(error.message)")
+            }
+        } else {
+            fd = try HTTPTransport.connect(host: host, port: port, deadline: deadline)
+        }
+        let stream = SocketStream(fd: fd, deadline: deadline, tls: nil)
         do {
-            let session = try tls.map { try TLSSession(context: $0, fd: fd, host: host, deadline: deadline) }
-            return SocketStream(fd: fd, deadline: deadline, tls: session)
+            if let proxy { try ProxyTunnel.open(stream, through: proxy, to: host, port: port) }
+            if let tls { try stream.startTLS(tls, host: host) }
         } catch {
-            Glibc.close(fd)
+            stream.close()
             throw error
         }
+        return stream
+    }
+
+    /// Handshakes TLS with `host` over the connected socket (nothing may be buffered: TLS reads the socket itself).
+    private func startTLS(_ context: TLSContext, host: String) throws {
+        precondition(available == 0 && tls == nil, "TLS starts on a fresh stream")
+        tls = try TLSSession(context: context, fd: fd, host: host, deadline: deadline)
     }
 
     deinit { close() }
@@ -92,12 +111,16 @@ public final class SocketStream {
                 }
             }
             if n == 0 { atEnd = true; return false }
+            bytesReceived += n
             buffer.append(contentsOf: chunk[0..<n])
             return true
         }
     }
 
     private var available: Int { buffer.count - start }
+
+    /// Whether bytes were read from the peer that no call has consumed yet.
+    var hasBufferedBytes: Bool { available > 0 }
 
     /// One line without its LF (and without a CR before it). A line over `limit` bytes throws `.tooLarge`
     /// as soon as that many bytes are buffered, so a peer cannot make the buffer grow without bound.

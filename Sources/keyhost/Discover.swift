@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostHTTP
 // ProcessInfo from FoundationEssentials: Foundation proper would link ICU into keyhost.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -29,6 +30,9 @@ struct Discover: ParsableCommand {
             requests over at most --parallel persistent connections; for a self-signed certificate, --electrum-cert FILE \
             or --electrum-fingerprint HEX), eth-rpc:URL, etherscan[:URL] (key from --etherscan-key-env, default ETHERSCAN_API_KEY), or lua:SCRIPT (a \
             Lua file returning function(addresses) -> list of booleans).
+            Network: every connection goes through --proxy URL when given (socks5h://HOST:PORT lets the proxy resolve \
+            names: Tor), else as ALL_PROXY, HTTPS_PROXY, HTTP_PROXY and NO_PROXY say (docs/proxies.md); HTTP \
+            connections are kept alive, at most --parallel of them.
             A scan stops with an error after --max-addresses addresses (default 1000000), so a source that calls \
             every address used cannot run forever.
             With --checkpoint FILE answers are kept as they arrive; rerun the same command to resume after an \
@@ -58,6 +62,8 @@ struct Discover: ParsableCommand {
 
     @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
     var cardState: String?
+
+    @OptionGroup var proxyOptions: ProxyOptions
 
     /// Taken into --card's value by `normalize`; left here only when it cannot be.
     @Option(help: ArgumentHelp("The reader, as every command names it: --card --reader N|NAME|virtual (the same as --card READER here).", valueName: "reader"))
@@ -326,7 +332,8 @@ struct Discover: ParsableCommand {
                                        maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
         if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
-        let http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
+        var http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
+        http.proxy = try proxyOptions.settings()
 
         // Usage, wrapped so Ctrl-C stops between batches with the checkpoint saved.
         let inner: UsageSource

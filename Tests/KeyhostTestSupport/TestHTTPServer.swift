@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 for the discovery and CLI tests: one thread accepts, each connection is
-/// served on its own queue item, every answer closes the connection. Enough of HTTP for keyhost's client, nothing more.
+/// served on its own queue item; every answer closes the connection, or with `keepAlive` the connection serves
+/// requests until the client closes it. Enough of HTTP for keyhost's client, nothing more.
 public final class TestHTTPServer: @unchecked Sendable {
     public struct Request {
         public var method: String
@@ -24,7 +25,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         case respond(status: Int, headers: [String: String], body: String)
         /// Hold the connection open without answering (for timeouts).
         case hang
-        /// Send these bytes as the whole answer, then close (for framing the server would not choose itself).
+        /// Send these bytes as the whole answer, then close (for framing the server would not choose itself); a
+        /// keep-alive server keeps the connection open.
         case raw(String)
 
         public static func json(_ body: String, status: Int = 200) -> Reply { .respond(status: status, headers: ["Content-Type": "application/json"], body: body) }
@@ -36,7 +38,10 @@ public final class TestHTTPServer: @unchecked Sendable {
     public let port: UInt16
     private let listener: Int32
     private let handler: (Request) -> Reply
+    private let keepAlive: Bool
+    private let dropsSilently: Bool
     private let lock = NSLock()
+    private var _connections = 0
     private var _requests = [Request]()
     private var inFlight = 0
     private var _maxInFlight = 0
@@ -45,11 +50,17 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
+    /// TCP connections accepted so far.
+    public var connections: Int { lock.lock(); defer { lock.unlock() }; return _connections }
     /// Most requests being handled at once.
     public var maxInFlight: Int { lock.lock(); defer { lock.unlock() }; return _maxInFlight }
 
-    public init(handler: @escaping (Request) -> Reply) throws {
+    /// `keepAlive`: serve requests on a connection until the client closes it. `dropsSilently`: answer as if the
+    /// connection stayed open (no `Connection: close`), then close it, as a server whose idle timeout struck.
+    public init(keepAlive: Bool = false, dropsSilently: Bool = false, handler: @escaping (Request) -> Reply) throws {
         self.handler = handler
+        self.keepAlive = keepAlive
+        self.dropsSilently = dropsSilently
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var yes: Int32 = 1
@@ -95,13 +106,32 @@ public final class TestHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            lock.lock()
+            _connections += 1
+            lock.unlock()
             DispatchQueue.global().async { [self] in serve(client) }
         }
     }
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
-        guard let request = readRequest(fd) else { return }
+        var pending = [UInt8]()
+        while serveOne(fd, &pending) && keepAlive && waitForRequest(fd, pending) {}
+    }
+
+    /// Waits until the client sends more or closes (true when a request may follow); false when the server stops.
+    private func waitForRequest(_ fd: Int32, _ pending: [UInt8]) -> Bool {
+        guard pending.isEmpty else { return true }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while !isStopped {
+            if poll(&poller, 1, 50) > 0 { return true }
+        }
+        return false
+    }
+
+    /// Reads and answers one request; false when the connection is done.
+    private func serveOne(_ fd: Int32, _ pending: inout [UInt8]) -> Bool {
+        guard let request = readRequest(fd, &pending) else { return false }
         lock.lock()
         _requests.append(request)
         inFlight += 1
@@ -119,41 +149,43 @@ public final class TestHTTPServer: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(10)
             while !isStopped && Date() < deadline {
                 if poll(&poller, 1, 50) > 0 {
-                    if recv(fd, &byte, 1, 0) <= 0 { return }
+                    if recv(fd, &byte, 1, 0) <= 0 { return false }
                 }
             }
+            return false
         case .respond, .raw:
             var all: [UInt8]
             if case .respond(let status, let headers, let body) = reply {
                 let bytes = Array(body.utf8)
                 var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
                 for (name, value) in headers { head += "\(name): \(value)\r\n" }
-                head += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+                head += "Content-Length: \(bytes.count)\r\n\(keepAlive || dropsSilently ? "" : "Connection: close\r\n")\r\n"
                 all = Array(head.utf8) + bytes
             } else if case .raw(let text) = reply {
                 all = Array(text.utf8)
             } else {
-                return
+                return false
             }
             var offset = 0
             while offset < all.count {
                 let n = all[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if n <= 0 { return }
+                if n <= 0 { return false }
                 offset += n
             }
+            // Raw bytes end the connection, unless it is kept alive: then the client alone decides whether the
+            // answer it got ends it.
+            if case .raw = reply { return keepAlive }
+            return !dropsSilently
         }
     }
 
-    private func readRequest(_ fd: Int32) -> Request? {
-        var buffer = [UInt8]()
+    /// One request from `pending` bytes and the socket; bytes after it stay in `pending`.
+    private func readRequest(_ fd: Int32, _ pending: inout [UInt8]) -> Request? {
+        var buffer = pending
         var chunk = [UInt8](repeating: 0, count: 65536)
         var headerEnd: Int?
         var contentLength = 0
         while true {
-            if let end = headerEnd, buffer.count >= end + contentLength { break }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return nil }
-            buffer += chunk[0..<n]
             if headerEnd == nil, let range = findCRLFCRLF(buffer) {
                 headerEnd = range
                 let head = String(decoding: buffer[0..<range], as: UTF8.self)
@@ -161,6 +193,10 @@ public final class TestHTTPServer: @unchecked Sendable {
                     contentLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
                 }
             }
+            if let end = headerEnd, buffer.count >= end + contentLength { break }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            buffer += chunk[0..<n]
         }
         let end = headerEnd!
         let lines = String(decoding: buffer[0..<(end - 4)], as: UTF8.self).components(separatedBy: "\r\n")
@@ -171,6 +207,7 @@ public final class TestHTTPServer: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
+        pending = Array(buffer[(end + contentLength)...])
         return Request(method: String(first[0]), target: String(first[1]), headers: headers, body: Data(buffer[end..<(end + contentLength)]))
     }
 

@@ -1,4 +1,5 @@
 import KeyhostCrypto
+import KeyhostHTTP
 import KeyhostLedger
 import KeyhostServices
 import KeyhostTokens
@@ -39,7 +40,7 @@ final class TokenLedgerObject: LuaObject {
     /// `token.ledger.open(location, {issuers = {…}})`.
     static func open(_ ctx: LuaContext) throws -> TokenLedgerObject {
         let text = try ctx.string(1)
-        let opts = try Options(ctx, 2, allowed: ["issuers"])
+        let opts = try Options(ctx, 2, allowed: ["issuers", "proxy"])
         var issuers: [XOnlyPublicKey] = []
         // A service knows its issuers; a database must be told which it serves.
         if !LedgerConnections.isService(text) || !opts["issuers"].isNil {
@@ -50,7 +51,10 @@ final class TokenLedgerObject: LuaObject {
                 try PaymentArguments.issuer(value, ctx, position: 2, what: "issuers[\(n + 1)]")
             }
         }
-        return try tokenCall { TokenLedgerObject(try LedgerConnections.open(text, issuers: issuers, worker: WorkerRunner.currentExecutable)) }
+        let proxies = try opts.proxies(isolate: nil)
+        return try tokenCall {
+            TokenLedgerObject(try LedgerConnections.open(text, issuers: issuers, worker: WorkerRunner.currentExecutable, proxies: proxies))
+        }
     }
 
     static let luaMethods: [String: LuaMethod<TokenLedgerObject>] = [

@@ -19,19 +19,22 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
     public let issuerCount = 0
     private let base: URL
     private let timeout: Double
+    private let proxies: ProxySettings
     private var closed = false
 
     /// The most chain text one request carries: well under the service's default 4 MiB body limit.
     public static let batchBytes = 3 << 20
 
-    /// `http://HOST:PORT` or `https://…`; `timeout` bounds each request, in seconds.
-    public init(_ text: String, timeout: Double = 60) throws {
+    /// `http://HOST:PORT` or `https://…`; `timeout` bounds each request, in seconds; `proxies` say which proxy
+    /// carries the connections.
+    public init(_ text: String, timeout: Double = 60, proxies: ProxySettings = .direct) throws {
         guard text.hasPrefix("http://") || text.hasPrefix("https://"), let url = URL(string: text), url.host != nil else {
             throw LedgerError(kind: "location", message: "the ledger's address must be http://HOST:PORT, got \(String(text.prefix(80)).debugDescription)")
         }
         base = url
         displayName = url.absoluteString
         self.timeout = timeout
+        self.proxies = proxies
     }
 
     /// Deposits in requests of at most `TokenLedger.maxBatch` chains and `batchBytes` bytes; results in order.
@@ -72,7 +75,8 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
         let answer: OneShotHTTP.Answer
         do {
             answer = try OneShotHTTP.send(method, base.appendingPathComponent(path), body: body.map { Data(LedgerJSON.encode($0)) },
-                                          contentType: body == nil ? nil : "application/json", timeout: timeout)
+                                          contentType: body == nil ? nil : "application/json", timeout: timeout,
+                                          proxies: proxies)
         } catch {
             throw LedgerError(kind: "unavailable", message: "ledger \(target): \(error); is the ledger running?")
         }

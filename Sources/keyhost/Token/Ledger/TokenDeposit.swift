@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostHTTP
 import KeyhostServices
 import KeyhostCrypto
 import KeyhostLedger
@@ -31,6 +32,7 @@ struct TokenDeposit: ParsableCommand {
     @OptionGroup var cardOptions: TokenCardOptions
     @Option(help: ArgumentHelp("http://HOST:PORT, sqlite:FILE or postgres://USER@HOST:PORT/DB.", valueName: "ledger")) var ledger: String
     @Option(help: ArgumentHelp("With a database: an issuer the ledger serves (x-only key, hex). Repeat for several.", valueName: "hex")) var issuer: [String] = []
+    @OptionGroup var proxyOptions: ProxyOptions
     @Option(help: ArgumentHelp("Write each double spend's proof into this folder (created 0700; files 0600).", valueName: "dir")) var proofs: String?
     @Flag(help: "Print JSON.") var json = false
 
@@ -94,7 +96,8 @@ struct TokenDeposit: ParsableCommand {
     /// Into the ledger: SQLite in this process, PostgreSQL through a keyhost-ledger child, a service over HTTP.
     private func deposit(_ chains: [TokenChain]) throws -> [LedgerResultRow] {
         let issuers = LedgerConnections.isService(ledger) ? [] : try LedgerIssuers.parse(issuer)
-        let connection = try LedgerConnections.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable)
+        let connection = try LedgerConnections.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable,
+                                                    proxies: try proxyOptions.settings())
         defer { connection.close() }
         var rows: [LedgerResultRow] = []
         var start = 0

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostHTTP
 import KeyhostServices
 import CKeyhostProcess
 import KeyhostLedger
@@ -53,6 +54,7 @@ struct TokenLedgerStats: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stats", abstract: "Tokens deposited, total value by unit, double spends seen.")
     @Option(help: ArgumentHelp("Read the database directly: sqlite:FILE or postgres://USER@HOST:PORT/DB.", valueName: "db")) var db: String?
     @Option(help: ArgumentHelp("Ask a running ledger service: http://HOST:PORT.", valueName: "url")) var ledger: String?
+    @OptionGroup var proxyOptions: ProxyOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -66,7 +68,8 @@ struct TokenLedgerStats: ParsableCommand {
                 stats = try connection.stats()
             case (nil, let url?):
                 guard LedgerConnections.isService(url) else { throw Failure.message("--ledger takes the service's http://HOST:PORT; a database goes with --db") }
-                let connection = try LedgerConnections.open(url, issuers: [], worker: WorkerRunner.currentExecutable)
+                let connection = try LedgerConnections.open(url, issuers: [], worker: WorkerRunner.currentExecutable,
+                                                            proxies: try proxyOptions.settings())
                 defer { connection.close() }
                 stats = try connection.stats()
             default:
