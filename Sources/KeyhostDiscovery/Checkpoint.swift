@@ -136,41 +136,16 @@ public final class DiscoveryCheckpoint {
         lastWrite = Date()
     }
 
-    /// Temporary file in the same directory (so rename is atomic), created 0600, synced, renamed over `path`.
-    /// A crash leaves either the old checkpoint or the new one, never half of one.
+    /// Written whole (AtomicFile: a crash leaves the old checkpoint or the new one, never half of one), 0600.
     static func writeAtomically(_ data: Data, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let temp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp").path
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            throw DiscoveryError.checkpoint(path: path, detail: "cannot create \(temp): \(String(cString: strerror(errno)))")
-        }
-        var ok = true
-        var problem = ""
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    ok = false
-                    problem = String(cString: strerror(errno))
-                    return
-                }
-                offset += n
-            }
-        }
-        if ok && fsync(fd) != 0 { ok = false; problem = String(cString: strerror(errno)) }
-        close(fd)
-        if ok && rename(temp, path) != 0 { ok = false; problem = String(cString: strerror(errno)) }
-        if !ok {
-            unlink(temp)
-            throw DiscoveryError.checkpoint(path: path, detail: "cannot be written: \(problem)")
+        do {
+            try AtomicFile.write(Array(data), to: path, mode: 0o600)
+        } catch let error as AtomicFile.WriteError {
+            throw DiscoveryError.checkpoint(path: path, detail: "cannot be written: \(error.problem)")
         }
     }
 
-    private static func describe(_ error: DecodingError) -> String {
+    static func describe(_ error: DecodingError) -> String {
         switch error {
         case .dataCorrupted(let context): return context.debugDescription
         case .keyNotFound(let key, _): return "missing \(key.stringValue)"

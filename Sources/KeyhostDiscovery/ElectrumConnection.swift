@@ -29,6 +29,7 @@ final class ElectrumConnection {
     private let stream: SocketStream
     private let timeout: Double
     private let maxLineLength: Int
+    private let rateLimiter: RateLimiter?
     private var nextID = 0
     /// The server's software and the protocol version it chose, from `server.version`.
     private(set) var serverSoftware = ""
@@ -39,7 +40,9 @@ final class ElectrumConnection {
     private(set) var requestsSent = 0
 
     /// Connects (through `proxy` when given), handshakes TLS when `tls` is given, and negotiates the protocol version.
-    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, timeout: Double, clientName: String, maxLineLength: Int) throws {
+    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, timeout: Double, clientName: String, maxLineLength: Int,
+         rateLimiter: RateLimiter?) throws {
+        self.rateLimiter = rateLimiter
         do {
             stream = try SocketStream.connect(host: server.host, port: server.port, tls: tls, timeout: timeout, proxy: proxy)
         } catch let error as HTTPTransportError {
@@ -144,6 +147,8 @@ final class ElectrumConnection {
 
     /// Writes `calls` (one array, or one line each) and returns their ids. The deadline covers the whole exchange.
     private func send(_ calls: [ElectrumCall], asBatch: Bool) throws -> [Int] {
+        // Each message counts against the rate (a batch is one message, as a server counts them).
+        if let rateLimiter { for _ in 0..<(asBatch ? 1 : calls.count) { rateLimiter.wait() } }
         stream.setTimeout(timeout)
         var ids = [Int]()
         var objects = [String]()

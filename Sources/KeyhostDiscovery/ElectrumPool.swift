@@ -13,6 +13,7 @@ final class ElectrumPool: @unchecked Sendable {
     private let server: ElectrumServer
     private let tls: TLSContext?
     private let proxy: Proxy?
+    private let rateLimiter: RateLimiter?
     private let timeout: Double
     private let clientName: String
     private let maxLineLength: Int
@@ -35,8 +36,9 @@ final class ElectrumPool: @unchecked Sendable {
         var counted = 0
     }
 
-    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, size: Int, timeout: Double, clientName: String, maxLineLength: Int,
-         keepAlive: Double) {
+    init(server: ElectrumServer, tls: TLSContext?, proxy: Proxy?, rateLimiter: RateLimiter?, size: Int, timeout: Double, clientName: String,
+         maxLineLength: Int, keepAlive: Double) {
+        self.rateLimiter = rateLimiter
         self.server = server
         self.tls = tls
         self.proxy = proxy
@@ -77,7 +79,7 @@ final class ElectrumPool: @unchecked Sendable {
         } else {
             queue.sync { _statistics.connections += 1 }
             connection = try ElectrumConnection(server: server, tls: tls, proxy: proxy, timeout: timeout, clientName: clientName,
-                                                maxLineLength: maxLineLength)
+                                                maxLineLength: maxLineLength, rateLimiter: rateLimiter)
             slot.connection = connection
             slot.counted = 0
             startPinger()

@@ -60,6 +60,7 @@ public final class ElectrumUsageSource: UsageSource {
         }
         // Electrum is not HTTP: only a proxy for everything (--proxy, ALL_PROXY) carries it.
         pool = ElectrumPool(server: self.server, tls: tls, proxy: http.proxy.proxy(scheme: "electrum", host: self.server.host),
+                            rateLimiter: http.rateLimiter,
                             size: http.maxConcurrentRequests, timeout: http.timeout,
                             clientName: electrum.clientName, maxLineLength: electrum.maxLineLength, keepAlive: electrum.keepAlive)
     }

@@ -34,6 +34,8 @@ public struct HTTPOptions: Sendable {
     public var proxy: ProxySettings = .direct
     /// Whether a connection is kept for the next request to the same server (HTTP/1.1 keep-alive).
     public var keepAlive = true
+    /// Spaces requests (every attempt, and each Electrum message) over everything that shares it: a job's wallets.
+    public var rateLimiter: RateLimiter?
     /// How to wait before a retry; tests record the delays instead of sleeping.
     public var sleep: @Sendable (Double) -> Void = { sleepSeconds($0) }
 
@@ -144,6 +146,7 @@ final class HTTPClient {
     private func send(_ request: HTTPRequest) -> Result<HTTPResponse, Error> {
         var headers = [("User-Agent", options.userAgent), ("Accept", "application/json")]
         if let contentType = request.contentType { headers.append(("Content-Type", contentType)) }
+        options.rateLimiter?.wait()
         return Result {
             try HTTPTransport.send(url: request.url, method: request.method, headers: headers, body: request.body,
                                    timeout: options.timeout, tls: tls, proxies: options.proxy, pool: pool)

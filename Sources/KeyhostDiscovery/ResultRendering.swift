@@ -70,7 +70,8 @@ extension DiscoveryResult {
         return out.joined(separator: "\n") + "\n"
     }
 
-    static func csvField(_ text: String) -> String {
+    /// One CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+    public static func csvField(_ text: String) -> String {
         text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
             ? "\"" + text.replacing("\"", with: "\"\"") + "\"" : text
     }

@@ -132,8 +132,17 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("The environment variable holding the Etherscan API key.", valueName: "var"))
     var etherscanKeyEnv: String = DiscoverySetup.defaultEtherscanKeyVariable
 
-    @Option(help: ArgumentHelp("Keep answers in FILE and resume from it.", valueName: "file"))
+    @Option(help: ArgumentHelp("Keep answers in FILE and resume from it (with --jobs: the finished wallets).", valueName: "file"))
     var checkpoint: String?
+
+    @Option(help: ArgumentHelp("Scan many wallets: a file of JSON lines, one wallet per line ({\"id\", \"xpub\" | \"descriptor\" | \"mnemonic_env\", options}), or - for standard input; see docs/discovery-jobs.md.", valueName: "file"))
+    var jobs: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --jobs: wallets scanned at once (default 4); they share the source's connections and --rate.", valueName: "n"))
+    var walletsAtOnce: Int = 4
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most N requests a second to the source (HTTP requests, Electrum messages), over the whole run.", valueName: "n"))
+    var rate: Double?
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -183,7 +192,9 @@ struct Discover: ParsableCommand {
     }
 
     /// --mnemonic-env's variable, or KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given.
-    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: xpub != nil || card != nil || !descriptor.isEmpty) }
+    var mnemonicVariable: String? {
+        SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: xpub != nil || card != nil || !descriptor.isEmpty || jobs != nil)
+    }
 
     func validate() throws {
         if mnemonic != nil {
@@ -192,7 +203,11 @@ struct Discover: ParsableCommand {
         }
         let keySources = [xpub.map { _ in "--xpub" }, mnemonicVariable.map { _ in "--mnemonic-env" }, card.map { _ in "--card" },
                           descriptor.isEmpty ? nil : "--descriptor"].compactMap { $0 }
-        guard keySources.count == 1 else {
+        if let rate, !(rate > 0 && rate <= 1_000_000) {
+            throw ValidationError("--rate must be a number of requests a second above 0, got \(rate)")
+        }
+        if jobs != nil { try validateJob() }
+        guard keySources.count == 1 || jobs != nil else {
             throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR (or set KEYHOST_MNEMONIC), --card [READER] or --descriptor D"
                 : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
         }
@@ -273,18 +288,19 @@ struct Discover: ParsableCommand {
     }
 
     static func range(_ text: String, _ name: String) throws -> ClosedRange<UInt32> {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
-        let numbers = parts.map { UInt32($0) }
-        guard (1...2).contains(parts.count), numbers.allSatisfy({ $0 != nil && $0! <= DerivationLimit.maxIndex }) else {
-            throw ValidationError("\(name) takes A-B or A with numbers 0...2147483647, got \"\(text)\"")
-        }
-        let (from, to) = (numbers[0]!, numbers.last!!)
-        guard from <= to else { throw ValidationError("\(name) \(text): the first number must not be above the second") }
-        return from...to
+        do { return try DiscoverySetup.range(text, name: name) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
         try Failure.exitOnError { try discover() }
+    }
+
+    /// The network options: parallelism, retries, proxy, rate.
+    func httpOptions() throws -> HTTPOptions {
+        var http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
+        http.proxy = try proxyOptions.settings()
+        http.rateLimiter = rate.map { RateLimiter(perSecond: $0) }
+        return http
     }
 
     private func environmentValue(_ variable: String, what: String) throws -> String {
@@ -295,6 +311,10 @@ struct Discover: ParsableCommand {
     }
 
     private func discover() throws {
+        if let jobs {
+            try runJob(jobs, http: try httpOptions())
+            return
+        }
         // Keys.
         var keys: AccountKeySource
         var family: ExtendedKeyVersion?
@@ -332,8 +352,7 @@ struct Discover: ParsableCommand {
                                        maxAddresses: maxAddresses)
         if let accounts { options.accounts = try Self.range(accounts, "--accounts") }
         if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
-        var http = HTTPOptions(maxConcurrentRequests: parallel, maxRetries: retries)
-        http.proxy = try proxyOptions.settings()
+        let http = try httpOptions()
 
         // Usage, wrapped so Ctrl-C stops between batches with the checkpoint saved.
         let inner: UsageSource

@@ -27,9 +27,16 @@ enum Failure: Error, CustomStringConvertible {
     /// Whether errors are reported as JSON: set once, from `--json` on the command line.
     nonisolated(unsafe) static var json = false
 
+    /// Runs a command's body: malformed input found only while running (a ValidationError, e.g. a job file's
+    /// bad line or --hex text read from a file) keeps status 64 and the "usage" kind, as in `validate()`, but
+    /// without a usage line that would not fit; a verdict already printed (ExitCode) passes through; Ctrl-C in
+    /// Lua is 130; everything else is reported and exits 1.
     static func exitOnError(_ body: () throws -> Void) throws {
         do {
             try body()
+        } catch let error as ValidationError {
+            report(Failure.kind("usage", error.message))
+            throw ExitCode(64)
         } catch let error as ExitCode {
             throw error
         } catch LuaError.interrupted {

@@ -27,6 +27,7 @@ import signal
 import ssl
 import sys
 import threading
+import time
 
 # The Bitcoin genesis block header: the whole chain this server knows.
 GENESIS = ("0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc388"
@@ -59,6 +60,8 @@ class ElectrumTestServer:
         self.largest_batch = 0
         self.single_messages = 0
         self.calls = collections.Counter()
+        self.scripthash_calls = collections.Counter()  # get_history calls per script hash
+        self.message_times = []                         # time.monotonic() of every request message
         self.clients = []
         self.port = None
         self._loop = None
@@ -152,6 +155,7 @@ class ElectrumTestServer:
     def _answer(self, line):
         with self.lock:
             self.messages += 1
+            self.message_times.append(time.monotonic())
         try:
             message = json.loads(line)
         except ValueError:
@@ -210,6 +214,8 @@ class ElectrumTestServer:
             return result(None)
         if method == "blockchain.scripthash.get_history":
             scripthash = params[0] if params else ""
+            with self.lock:
+                self.scripthash_calls[scripthash] += 1
             if scripthash in self.errors:
                 return {"jsonrpc": "2.0", "id": ident, "error": self.errors[scripthash]}
             if self.huge_line or self.garbage:

@@ -139,6 +139,18 @@ public enum DiscoverySetup {
         }
     }
 
+    /// An account or index range, `A-B` or `A`, with numbers 0...2147483647; `name` names the option in errors.
+    public static func range(_ text: String, name: String) throws -> ClosedRange<UInt32> {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+        let numbers = parts.map { UInt32($0) }
+        guard (1...2).contains(parts.count), numbers.allSatisfy({ $0 != nil && $0! <= DerivationLimit.maxIndex }) else {
+            throw DiscoverySetupError("\(name) takes A-B or A with numbers 0...2147483647, got \"\(text.prefix(40))\"")
+        }
+        let (from, to) = (numbers[0]!, numbers.last!!)
+        guard from <= to else { throw DiscoverySetupError("\(name) \(text): the first number must not be above the second") }
+        return from...to
+    }
+
     public static let sourceForms = "index:FILE, esplora:URL, electrum:tcp://HOST:PORT, electrum:ssl://HOST:PORT, eth-rpc:URL, etherscan or etherscan:URL"
 
     /// The client name the Electrum source sends in `server.version`.

@@ -40,7 +40,7 @@ struct DescriptorCommand: ParsableCommand {
 
     /// Runs `body` with keyhost's error reporting (descriptor errors carry their kind and position to --json).
     static func run(_ body: () throws -> Void) throws {
-        try KeyFailure.run(body)
+        try Failure.exitOnError(body)
     }
 }
 

@@ -72,7 +72,7 @@ struct KeyAddress: ParsableCommand {
     }
 
     func run() throws {
-        try KeyFailure.run {
+        try Failure.exitOnError {
             let (target, parent, children) = try plan()
             let keys = try KeySource.open(source)
             defer { keys.close() }

@@ -19,23 +19,3 @@ struct KeyCommand: ParsableCommand {
         subcommands: [KeyAddress.self, KeyXpub.self, KeySignMessage.self, KeyVerifyMessage.self, KeyMnemonic.self]
     )
 }
-
-/// The one place `keyhost key` turns errors into text and exit codes: malformed input found only while
-/// running (a ValidationError, e.g. --hex text read from a file) keeps status 64 and the "usage" kind, as in
-/// `validate()`, but without a usage line that would not fit; a verdict already printed (ExitCode) passes
-/// through; everything else is reported and exits 1.
-enum KeyFailure {
-    static func run(_ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch let error as ValidationError {
-            Failure.report(Failure.kind("usage", error.message))
-            throw ExitCode(64)
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            Failure.report(error)
-            throw ExitCode(1)
-        }
-    }
-}

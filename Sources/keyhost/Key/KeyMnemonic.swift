@@ -33,7 +33,7 @@ struct KeyMnemonic: ParsableCommand {
         }
 
         func run() throws {
-            try KeyFailure.run {
+            try Failure.exitOnError {
                 let mnemonic = try Mnemonic.generate(wordCount: words)
                 if json {
                     print(Record.object([("mnemonic", .string(mnemonic.phrase)), ("words", .count(words))]).json())
@@ -83,7 +83,7 @@ struct KeyMnemonic: ParsableCommand {
         }
 
         func run() throws {
-            try KeyFailure.run {
+            try Failure.exitOnError {
                 // Far more than any phrase on standard input is still a phrase that is too long, as
                 // it is from --mnemonic-env: the same verdict, not a read error.
                 let phrase: SecretBytes?

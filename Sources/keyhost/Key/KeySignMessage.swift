@@ -39,7 +39,7 @@ struct KeySignMessage: ParsableCommand {
     }
 
     func run() throws {
-        try KeyFailure.run {
+        try Failure.exitOnError {
             let target = try plan()
             let bytes = try message.bytes()
             let keys = try KeySource.open(source)

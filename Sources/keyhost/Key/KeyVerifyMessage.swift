@@ -95,7 +95,7 @@ struct KeyVerifyMessage: ParsableCommand {
     }
 
     func run() throws {
-        try KeyFailure.run {
+        try Failure.exitOnError {
             let plan = try plan()
             let bytes = try message.bytes()
             var out: Record = ["address": .string(address)]

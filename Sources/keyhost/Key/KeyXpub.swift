@@ -86,7 +86,7 @@ struct KeyXpub: ParsableCommand {
     }
 
     func run() throws {
-        try KeyFailure.run {
+        try Failure.exitOnError {
             let (path, family, kind, coin) = try fullPlan()
             if descriptor { try Self.checkDescriptor(kind: kind, coin: coin) }
             let keys = try KeySource.open(source)
