@@ -11,11 +11,12 @@ enum DiscoveryModule {
     static let scanOptions = ["xpub", "mnemonic", "passphrase", "seed", "card", "coin", "purpose", "kind", "scheme", "template",
                               "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "source", "parallel", "timeout",
                               "retries", "batch_size", "max_addresses", "checkpoint", "on_progress", "api_key_env", "chain_id",
-                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive", "descriptors", "proxy", "proxy_isolate"]
+                              "electrum_cert", "electrum_fingerprint", "electrum_keep_alive", "descriptors", "proxy", "proxy_isolate", "rate"]
 
     static func register(in state: LuaState) {
         state.registerModule("keyhost.discovery") { module in
             module.function("scan") { ctx in try ctx.return(.table(try scan(ctx))) }
+            module.function("scan_jobs") { ctx in try ctx.return(.table(try scanJobs(ctx))) }
             module.value("schemes", .table(LuaTable(array: DiscoverySetup.schemeNames.map { .text($0) })))
         }
     }
@@ -98,14 +99,7 @@ enum DiscoveryModule {
         if opts.has("batch_size") { options.batchSize = try positive(opts, "batch_size", default: 100, what: "the most addresses asked of the source at once", hint: "default 100") }
 
         // Usage.
-        var http = HTTPOptions()
-        http.proxy = try opts.proxies()
-        if opts.has("parallel") { http.maxConcurrentRequests = try positive(opts, "parallel", default: 4, what: "the HTTP requests in flight at once", hint: "default 4") }
-        if opts.has("timeout") { http.timeout = try seconds(opts, "timeout") }
-        if let retries = try opts.integer("retries") {
-            guard retries >= 0 else { throw LuaArgumentError(1, "option 'retries' is \(retries); use 0 or more") }
-            http.maxRetries = Int(clamping: retries)
-        }
+        let http = try httpOptions(opts)
         let usage = try usageSource(ctx, opts, scheme: scheme, http: http, failure: failure)
 
         // Run.
@@ -138,6 +132,38 @@ enum DiscoveryModule {
         return table
     }
 
+    /// The network options of a scan or a job: parallel, timeout, retries, proxy, proxy_isolate, rate.
+    static func httpOptions(_ opts: Options) throws -> HTTPOptions {
+        var http = HTTPOptions()
+        http.proxy = try opts.proxies()
+        if opts.has("parallel") { http.maxConcurrentRequests = try positive(opts, "parallel", default: 4, what: "the HTTP requests in flight at once", hint: "default 4") }
+        if opts.has("timeout") { http.timeout = try seconds(opts, "timeout") }
+        if let retries = try opts.integer("retries") {
+            guard retries >= 0 else { throw LuaArgumentError(1, "option 'retries' is \(retries); use 0 or more") }
+            http.maxRetries = Int(clamping: retries)
+        }
+        if opts.has("rate") {
+            let rate: Double
+            switch opts["rate"] {
+            case .integer(let n): rate = Double(n)
+            case .number(let n): rate = n
+            default: throw LuaArgumentError(1, "option 'rate' must be a number of requests a second, got \(opts["rate"].typeName)")
+            }
+            guard rate > 0 && rate <= 1_000_000 else { throw LuaArgumentError(1, "option 'rate' is \(rate); it must be above 0 requests a second") }
+            http.rateLimiter = RateLimiter(perSecond: rate)
+        }
+        return http
+    }
+
+    /// The Electrum options (electrum_cert, electrum_fingerprint, electrum_keep_alive).
+    static func electrumOptions(_ opts: Options) throws -> ElectrumOptions {
+        var electrum = ElectrumOptions(certificateFile: try opts.string("electrum_cert"), fingerprint: try opts.string("electrum_fingerprint"),
+                                       clientName: DiscoverySetup.electrumClientName)
+        if opts.has("electrum_keep_alive") { electrum.keepAlive = try seconds(opts, "electrum_keep_alive") }
+        do { try electrum.validate() } catch { throw LuaArgumentError(1, "\(error)") }
+        return electrum
+    }
+
     /// The `card` option as a session object.
     private static func cardSession(_ ctx: LuaContext, _ opts: Options) throws -> CardSessionObject {
         let wrong = LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}), got \(opts["card"].typeName)")
@@ -152,7 +178,7 @@ enum DiscoveryModule {
         }
     }
 
-    private static func positive(_ opts: Options, _ key: String, default value: Int, what: String, hint: String) throws -> Int {
+    static func positive(_ opts: Options, _ key: String, default value: Int, what: String, hint: String) throws -> Int {
         guard let raw = try opts.integer(key) else { return value }
         guard raw >= 1 else {
             throw LuaArgumentError(1, "option '\(key)' is \(raw): it is \(what) and must be at least 1 (\(hint))")
@@ -160,7 +186,7 @@ enum DiscoveryModule {
         return Int(clamping: raw)
     }
 
-    private static func seconds(_ opts: Options, _ key: String) throws -> Double {
+    static func seconds(_ opts: Options, _ key: String) throws -> Double {
         switch opts[key] {
         case .integer(let n) where n > 0: return Double(n)
         case .number(let n) where n > 0 && n.isFinite: return n
@@ -169,7 +195,7 @@ enum DiscoveryModule {
     }
 
     /// `{from, to}` or a single number, each 0...2^31-1.
-    private static func range(_ opts: Options, _ key: String) throws -> ClosedRange<UInt32> {
+    static func range(_ opts: Options, _ key: String) throws -> ClosedRange<UInt32> {
         let limit = Int64(DerivationLimit.maxIndex)
         func bound(_ value: LuaValue) throws -> UInt32 {
             let number: Int64
@@ -212,11 +238,7 @@ enum DiscoveryModule {
                 throw LuaArgumentError(1, "option 'source': \(error.description)")
             }
             let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
-            var electrum = ElectrumOptions(certificateFile: try opts.string("electrum_cert"), fingerprint: try opts.string("electrum_fingerprint"),
-                                           clientName: DiscoverySetup.electrumClientName)
-            if opts.has("electrum_keep_alive") { electrum.keepAlive = try seconds(opts, "electrum_keep_alive") }
-            do { try electrum.validate() } catch { throw LuaArgumentError(1, "\(error)") }
-            return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http, electrum: electrum,
+            return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http, electrum: try electrumOptions(opts),
                                                   etherscanKeyVariable: try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable,
                                                   chainID: chainID)
         case .table(let table):

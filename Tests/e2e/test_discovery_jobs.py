@@ -209,3 +209,40 @@ def test_job_options_that_do_not_fit(keyhost_bin, server, tmp_path):
                           (["--wallets-at-once", "0"], "--wallets-at-once must be at least 1")]:
         result = run(keyhost_bin, job_file, server, *args, check=False)
         assert result.returncode == 64 and problem in result.stderr, result.stderr
+
+
+def test_lua_scan_jobs_matches_the_command_line(keyhost_bin, job, server, tmp_path):
+    lines, _, expected, _ = job
+    job_file = tmp_path / "wallets.jsonl"
+    job_file.write_text("\n".join(lines[:6]) + "\n")
+    cli = [json.loads(line) for line in run(keyhost_bin, job_file, server, "--json").stdout.splitlines()]
+    tables = ", ".join("{id = %s, xpub = %s}" % (json.dumps(json.loads(l)["id"]), json.dumps(json.loads(l)["xpub"])) for l in lines[:6])
+    script = f"""
+        local discovery = require 'keyhost.discovery'
+        local source = 'electrum:tcp://127.0.0.1:{server.port}'
+        local function show(rows)
+          for _, row in ipairs(rows) do
+            local used = {{}}
+            if row.ok then
+              for _, account in ipairs(row.result.accounts) do
+                for _, u in ipairs(account.used) do used[#used + 1] = u.address end
+              end
+            end
+            print(row.id, row.ok, row.resumed, row.ok and table.concat(used, ' ') or row.error.message)
+          end
+        end
+        show(discovery.scan_jobs({{ {tables}, {{id = 'bad', xpub = 'zpub-nonsense'}} }}, {{ source = source, gap_limit = {GAP}, rate = 200, wallets_at_once = 3 }}))
+        show(discovery.scan_jobs('{job_file}', {{ source = source, gap_limit = {GAP}, checkpoint = '{tmp_path / "lua.ckpt"}' }}))
+        show(discovery.scan_jobs('{job_file}', {{ source = source, gap_limit = {GAP}, checkpoint = '{tmp_path / "lua.ckpt"}' }}))
+        print(pcall(discovery.scan_jobs, {{ {{id = 'x', xpub = 'a', gap = 1}} }}, {{ source = source }}))
+    """
+    result = subprocess.run([keyhost_bin, "eval", script], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = [line.split("\t") for line in result.stdout.splitlines()]
+    want = [[row["id"], "true", "false", " ".join(u["address"] for a in row["result"]["accounts"] for u in a["used"])] for row in cli]
+    assert out[:6] == want
+    assert out[6][:2] == ["bad", "false"] and out[6][2] == "nil"
+    assert out[7:13] == want
+    assert [row[2] for row in out[13:19]] == ["true"] * 6  # the second run takes every wallet from the checkpoint
+    assert out[19][0] == "false" and 'wallets:1: unknown key "gap"' in out[19][1]
+    assert all(sorted(row[3].split()) == sorted(a for _, _, a in expected[row[0]]) for row in out[:6])
