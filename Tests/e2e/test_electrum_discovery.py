@@ -6,8 +6,8 @@ The made-up histories are built from BDK's derivation of the BIP39 test wallet (
 implementation): the script hashes the server knows are BDK's, never keyhost's. BDK scans with `full_scan` over
 the same server; keyhost must report the same used addresses and last indexes.
 
-A 2-of-3 wsh(sortedmulti) wallet is not compared: keyhost discover scans single-key templates only (an xpub,
-a seed or a card) and has no way to express a multisig descriptor yet.
+A 2-of-3 wsh(sortedmulti) wallet is compared too: keyhost scans it as `discover --descriptor` (receive and
+change), BDK as the same descriptors; BDK makes its keys (BIP48 accounts) and its addresses.
 """
 import hashlib
 import json
@@ -50,10 +50,10 @@ def paying_tx(script, n):
     return hashlib.sha256(hashlib.sha256(raw).digest()).digest()[::-1].hex(), raw.hex()
 
 
-def made_up_history(purpose, receive=RECEIVE, change=CHANGE):
+def made_up_history(purpose, receive=RECEIVE, change=CHANGE, wallet=None):
     """Script hash -> history and txid -> raw transaction, for the used indexes of BDK's wallet. Mempool entries
     (height 0): BDK then needs no merkle proofs from the server."""
-    wallet = bdk_wallet(purpose)
+    wallet = wallet or bdk_wallet(purpose)
     histories, transactions = {}, {}
     for keychain, indexes in ((EXTERNAL, receive), (INTERNAL, change)):
         for i in indexes:
@@ -64,9 +64,22 @@ def made_up_history(purpose, receive=RECEIVE, change=CHANGE):
     return histories, transactions
 
 
-def bdk_scan(purpose, url):
+def multisig_descriptors():
+    """A 2-of-3 wsh(sortedmulti) wallet: three BIP48 (P2WSH) account keys of the test seed, as BDK derives them."""
+    key = bdk.DescriptorSecretKey(bdk.NetworkKind.MAIN, bdk.Mnemonic.from_string(MNEMONIC), None)
+    keys = [str(key.derive(bdk.DerivationPath(f"m/48'/0'/{i}'/2'")).as_public()) for i in range(3)]
+    return [f"wsh(sortedmulti(2,{keys[0]}/{chain}/*,{keys[1]}/{chain}/*,{keys[2]}/{chain}/*))" for chain in (0, 1)]
+
+
+def multisig_wallet():
+    receive, change = multisig_descriptors()
+    return bdk.Wallet(bdk.Descriptor(receive, bdk.NetworkKind.MAIN), bdk.Descriptor(change, bdk.NetworkKind.MAIN),
+                      bdk.Network.BITCOIN, bdk.Persister.new_in_memory())
+
+
+def bdk_scan(purpose, url, wallet=None):
     """What BDK's full_scan finds: {chain: [used indexes]} and the last used index of each chain."""
-    wallet = bdk_wallet(purpose)
+    wallet = wallet or bdk_wallet(purpose)
     client = bdk.ElectrumClient(url, validate_domain=False)
     wallet.apply_update(client.full_scan(wallet.start_full_scan().build(), GAP, 10, False))
     used = {"receive": [], "change": []}
@@ -138,6 +151,21 @@ def test_finds_what_bdk_finds(keyhost_bin, serve, purpose):
     assert used == expected_used
     assert last == expected_last
     assert server.stats()["clients"][-1] == ["keyhost 0.1.0", "1.4"]
+
+
+def test_a_2_of_3_multisig_descriptor_wallet_finds_what_bdk_finds(keyhost_bin, serve):
+    server = serve(*made_up_history(None, wallet=multisig_wallet()))
+    url = f"tcp://127.0.0.1:{server.port}"
+    expected_used, expected_last = bdk_scan(None, url, wallet=multisig_wallet())
+    assert expected_last == {"receive": 65, "change": 5}
+    receive, change = multisig_descriptors()
+    env = {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run([keyhost_bin, "discover", "--descriptor", receive, "--descriptor", change, "--source", f"electrum:{url}",
+                             "--gap-limit", str(GAP), "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    used, last = found(json.loads(result.stdout))
+    assert used == expected_used
+    assert last == expected_last
 
 
 def test_a_600_deep_history_takes_few_connections_and_batched_round_trips(keyhost_bin, serve):
