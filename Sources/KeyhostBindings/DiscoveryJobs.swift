@@ -1,6 +1,7 @@
 import KeyhostCrypto
 import KeyhostDiscovery
 import KeyhostFiles
+import KeyhostHTTP
 import KeyhostRecord
 import KeyhostServices
 import LuaRuntime
@@ -41,16 +42,21 @@ extension DiscoveryModule {
             throw LuaArgumentError(2, "option 'source' is missing: a job's wallets share one source (\(DiscoverySetup.sourceForms))")
         }
         do { _ = try DiscoverySetup.splitSource(spec) } catch { throw LuaArgumentError(2, "option 'source': \(error)") }
-        let http = try httpOptions(opts)
+        let http = try httpOptions(opts, isolate: false)
+        let isolate = try opts.boolean("proxy_isolate") ?? false
+        let base = try opts.proxies(isolate: nil)
         let electrum = try electrumOptions(opts)
         let keyVariable = try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable
         let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
-        let sources = SharedUsageSources { coin in
-            try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum, etherscanKeyVariable: keyVariable, chainID: chainID)
+        // proxy_isolate: each wallet its own connections and Tor circuit (as discover --jobs --proxy-isolate).
+        let sources = SharedUsageSources(perWallet: isolate) { coin, _ in
+            var http = http
+            if isolate { http.proxy = base.isolated(ProxySettings.freshIsolationKey()) }
+            return try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum, etherscanKeyVariable: keyVariable, chainID: chainID)
         }
         let wallets: [JobWallet]
         do {
-            wallets = try DiscoveryJobFile.wallets(bytes, name: name, defaults: defaults, usage: sources.source(for:))
+            wallets = try DiscoveryJobFile.wallets(bytes, name: name, defaults: defaults, usage: sources.source(for:wallet:))
         } catch let error as DiscoverySetupError {
             throw LuaArgumentError(1, error.description)
         }

@@ -133,9 +133,9 @@ enum DiscoveryModule {
     }
 
     /// The network options of a scan or a job: parallel, timeout, retries, proxy, proxy_isolate, rate.
-    static func httpOptions(_ opts: Options) throws -> HTTPOptions {
+    static func httpOptions(_ opts: Options, isolate: Bool = true) throws -> HTTPOptions {
         var http = HTTPOptions()
-        http.proxy = try opts.proxies()
+        http.proxy = try opts.proxies(isolate: isolate ? "proxy_isolate" : nil)
         if opts.has("parallel") { http.maxConcurrentRequests = try positive(opts, "parallel", default: 4, what: "the HTTP requests in flight at once", hint: "default 4") }
         if opts.has("timeout") { http.timeout = try seconds(opts, "timeout") }
         if let retries = try opts.integer("retries") {

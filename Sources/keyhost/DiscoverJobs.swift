@@ -2,6 +2,7 @@ import ArgumentParser
 import KeyhostCrypto
 import KeyhostDiscovery
 import KeyhostFiles
+import KeyhostHTTP
 import KeyhostRecord
 import KeyhostServices
 #if canImport(Glibc)
@@ -51,7 +52,13 @@ extension Discover {
         let spec = source
         let electrum = electrumOptions
         let keyVariable = etherscanKeyEnv
-        let sources = SharedUsageSources { coin in
+        // With --proxy-isolate each wallet has its own connections, under credentials of its own: a Tor circuit
+        // per wallet, so that no exit sees two wallets' addresses (the rate limit stays one for the job).
+        let isolate = proxyOptions.proxyIsolate
+        let base = try proxyOptions.unisolated()
+        let sources = SharedUsageSources(perWallet: isolate) { coin, _ in
+            var http = http
+            if isolate { http.proxy = base.isolated(ProxySettings.freshIsolationKey()) }
             let inner = try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum, etherscanKeyVariable: keyVariable)
             return ClosureUsageSource(name: inner.name) { addresses in
                 if Interrupt.requested { throw Failure.message("interrupted") }
@@ -61,7 +68,7 @@ extension Discover {
         let wallets: [JobWallet]
         do {
             wallets = try DiscoveryJobFile.wallets(bytes, name: path == "-" ? "standard input" : path, defaults: defaults,
-                                                   usage: sources.source(for:))
+                                                   usage: sources.source(for:wallet:))
         } catch let error as DiscoverySetupError {
             throw ValidationError(error.description)
         }

@@ -252,3 +252,22 @@ def test_ledger_client_through_proxy(keyhost_bin, servers, tmp_path):
     finally:
         service.terminate()
         service.wait(timeout=60)
+
+
+def test_a_job_isolates_each_wallet_on_its_own_circuit(keyhost_bin, servers, tmp_path):
+    from embit import bip32, bip39
+    from embit.networks import NETWORKS
+    esplora = servers(EsploraTestServer(bdk_addresses(USED)))
+    proxy = servers(TestProxy({"esplora.invalid": "127.0.0.1"}))
+    root = bip32.HDKey.from_seed(bip39.mnemonic_to_seed(MNEMONIC))
+    job = tmp_path / "wallets.jsonl"
+    job.write_text("".join(json.dumps({"id": f"w{i}", "xpub": root.derive(f"m/84h/0h/{i}h").to_public().to_string(version=NETWORKS["main"]["zpub"])}) + "\n"
+                           for i in range(3)))
+    result = run(keyhost_bin, ["discover", "--jobs", str(job), "--source", f"esplora:http://esplora.invalid:{esplora.port}", "--gap-limit", str(GAP),
+                               "--proxy", f"socks5h://127.0.0.1:{proxy.port}", "--proxy-isolate", "--json"])
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [sorted((u["chain"], u["index"]) for u in row["result"]["accounts"][0]["used"]) for row in rows] == [[("receive", i) for i in USED], [], []]
+    users = [t["user"] for t in proxy.tunnels]
+    # Each wallet on connections of its own under a user name of its own: three circuits, none shared.
+    assert len(set(users)) == 3 and all(u.startswith("keyhost-") for u in users)

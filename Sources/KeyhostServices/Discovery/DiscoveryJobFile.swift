@@ -49,10 +49,10 @@ public enum DiscoveryJobFile {
                        "gap_limit", "change_gap_limit", "account_gap", "accounts", "indexes", "max_addresses"]
 
     /// The wallets of the job file `bytes` (called `name` in errors). Each wallet's engine asks `usage` for the
-    /// source of its coin, which the caller shares between wallets.
+    /// source of its coin (and its id), which the caller shares between wallets (`SharedUsageSources`).
     public static func wallets(_ bytes: [UInt8], name: String, defaults: DiscoveryJobDefaults,
                                variable: @escaping (String) -> String? = { getenv($0).map { String(cString: $0) } },
-                               usage: @escaping (Coin) throws -> UsageSource) throws -> [JobWallet] {
+                               usage: @escaping (Coin, String) throws -> UsageSource) throws -> [JobWallet] {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw DiscoverySetupError("job file \(name) is not UTF-8 text: one JSON object per line")
         }
@@ -74,7 +74,7 @@ public enum DiscoveryJobFile {
     }
 
     private static func parse(_ line: String, where place: String, defaults: DiscoveryJobDefaults, variable: @escaping (String) -> String?,
-                              usage: @escaping (Coin) throws -> UsageSource) throws -> JobWallet {
+                              usage: @escaping (Coin, String) throws -> UsageSource) throws -> JobWallet {
         func fail(_ problem: String) -> DiscoverySetupError { DiscoverySetupError("\(place): \(problem)") }
         guard let object = try? JSONValue.parse(Array(line.utf8)), let members = object.objectMembers, case .object = object else {
             throw fail("not a JSON object on one line (e.g. {\"id\": \"a\", \"xpub\": \"zpub…\"})")
@@ -164,7 +164,7 @@ public enum DiscoveryJobFile {
                 let network = coin.flatMap(BitcoinNetwork.init(coin:))
                 if coin != nil && network == nil { throw DiscoverySetupError("descriptors are Bitcoin's; \"coin\" must be btc, test or regtest") }
                 let wallet = try DescriptorWallet(try descriptors.map { try OutputDescriptor.parse($0.trimmingWhitespace()) }, network: network)
-                return try DiscoveryEngine(descriptors: wallet, usage: try usage(wallet.scheme.coin), options: options)
+                return try DiscoveryEngine(descriptors: wallet, usage: try usage(wallet.scheme.coin, id), options: options)
             }
             let keys: AccountKeySource
             var family: ExtendedKeyVersion?
@@ -191,26 +191,32 @@ public enum DiscoveryJobFile {
                 keys = try SeedKeySource(mnemonic: mnemonic, passphrase: passphrase)
             }
             let chosen = try DiscoverySetup.scheme(.init(coin: coin, purpose: purpose, kind: kind, scheme: scheme, template: template, keyFamily: family))
-            return DiscoveryEngine(scheme: chosen, keys: keys, usage: try usage(chosen.coin), options: options)
+            return DiscoveryEngine(scheme: chosen, keys: keys, usage: try usage(chosen.coin, id), options: options)
         }
         return JobWallet(id: id, settings: settings, makeEngine: makeEngine)
     }
 }
 
 /// One usage source per coin, made on first use and shared by every wallet of a job: one connection pool, one
-/// rate limit.
+/// rate limit. With `perWallet` (Tor stream isolation: a circuit per wallet) each wallet gets sources of its own,
+/// made with the wallet's id, so that no connection carries two wallets' questions.
 public final class SharedUsageSources: @unchecked Sendable {
-    private let make: (Coin) throws -> UsageSource
+    private let make: (Coin, String) throws -> UsageSource
+    private let perWallet: Bool
     private let sources = Mutex<[String: UsageSource]>([:])
 
-    public init(make: @escaping (Coin) throws -> UsageSource) { self.make = make }
+    public init(perWallet: Bool = false, make: @escaping (Coin, String) throws -> UsageSource) {
+        self.perWallet = perWallet
+        self.make = make
+    }
 
-    /// The source for `coin`.
-    public func source(for coin: Coin) throws -> UsageSource {
-        try sources.withLock { sources in
-            if let existing = sources[coin.symbol] { return existing }
-            let made = try make(coin)
-            sources[coin.symbol] = made
+    /// The source for `coin`, as wallet `id` uses it.
+    public func source(for coin: Coin, wallet id: String) throws -> UsageSource {
+        let key = perWallet ? coin.symbol + "\u{0}" + id : coin.symbol
+        return try sources.withLock { sources in
+            if let existing = sources[key] { return existing }
+            let made = try make(coin, id)
+            sources[key] = made
             return made
         }
     }

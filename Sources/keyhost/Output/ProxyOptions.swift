@@ -9,20 +9,24 @@ struct ProxyOptions: ParsableArguments {
         valueName: "url"))
     var proxy: String?
 
-    @Flag(help: "Through a SOCKS proxy: send this run's connections with SOCKS credentials of their own, so that Tor gives them a circuit of their own.")
+    @Flag(help: "Through a SOCKS proxy: send this run's connections (with --jobs: each wallet's) with SOCKS credentials of their own, so that Tor gives them a circuit of their own.")
     var proxyIsolate = false
 
     func validate() throws { _ = try settings() }
 
-    /// The proxies this run's connections go through: `--proxy`, else the environment.
+    /// The proxies this run's connections go through: `--proxy`, else the environment; with `--proxy-isolate`,
+    /// with credentials of this run's own.
     func settings() throws -> ProxySettings {
+        let settings = try unisolated()
+        return proxyIsolate ? settings.isolated(ProxySettings.freshIsolationKey()) : settings
+    }
+
+    /// The proxies before isolation (a job isolates each wallet instead).
+    func unisolated() throws -> ProxySettings {
         do {
             let settings = try ProxySettings(option: proxy)
-            if proxyIsolate {
-                guard !settings.isEmpty else {
-                    throw ValidationError("--proxy-isolate needs a SOCKS proxy: give --proxy socks5h://HOST:PORT or set ALL_PROXY")
-                }
-                return settings.isolated(ProxySettings.freshIsolationKey())
+            if proxyIsolate && settings.isEmpty {
+                throw ValidationError("--proxy-isolate needs a SOCKS proxy: give --proxy socks5h://HOST:PORT or set ALL_PROXY")
             }
             return settings
         } catch let error as ProxyError {
