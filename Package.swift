@@ -6,6 +6,10 @@ import PackageDescription
 /// and the static keyhost then links Foundation and its ICU data (32 MiB) for a `contains`.
 let onlyImportedMembers: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
 
+/// Swift 6 language mode (complete data-race checking) for the domain modules and the services: shared
+/// state is guarded by `Mutex` or is immutable and `Sendable`, and the compiler holds every target here to it.
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 /// A system library found through pkg-config and installed from Debian.
 func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
@@ -54,36 +58,36 @@ let package = Package(
         .target(name: "LuaRuntime", dependencies: ["CLua", "CKeyhostLua"]),
 
         // Reading files users name, with a size limit.
-        .target(name: "KeyhostFiles"),
+        .target(name: "KeyhostFiles", swiftSettings: swift6),
         // Results as Lua tables and as --json share one shape.
-        .target(name: "KeyhostRecord"),
+        .target(name: "KeyhostRecord", swiftSettings: swift6),
 
         // Domain modules: pure Swift, no Lua inside.
-        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostLoader", "CKeyhostProcess"]),
-        .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"]),
-        .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"]),
-        .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"]),
+        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostLoader", "CKeyhostProcess"], swiftSettings: swift6),
+        .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"], swiftSettings: swift6),
+        .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"], swiftSettings: swift6),
+        .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"], swiftSettings: swift6),
         // HTTP/1.1 over sockets, TLS through OpenSSL: for usage sources, the ledger client and whatever else speaks HTTP.
-        .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"]),
-        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP", "KeyhostBitcoin"]),
-        .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
+        .target(name: "KeyhostHTTP", dependencies: ["KeyhostCrypto", "COpenSSL"], swiftSettings: swift6),
+        .target(name: "KeyhostDiscovery", dependencies: ["KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostHTTP", "KeyhostBitcoin"], swiftSettings: swift6),
+        .target(name: "KeyhostTokens", dependencies: ["KeyhostCrypto", "KeyhostRecord"], swiftSettings: swift6),
         // Ethereum transactions (RLP, EIP-155/2930/1559) and EIP-712 typed data.
-        .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
+        .target(name: "KeyhostEthereum", dependencies: ["KeyhostCrypto", "KeyhostRecord"], swiftSettings: swift6),
         // Bitcoin transactions and PSBTs (BIP174 v0, BIP370 v2, BIP371 taproot fields): parse, sign, finalize;
         // output descriptors (BIP380-386, BIP389) and their scripts and addresses.
-        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto", "KeyhostRecord"]),
+        .target(name: "KeyhostBitcoin", dependencies: ["KeyhostCrypto", "KeyhostRecord"], swiftSettings: swift6),
         // A Keycard as a PSBT signer (kept apart so the domain module knows no card).
-        .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"]),
+        .target(name: "KeyhostBitcoinCard", dependencies: ["KeyhostBitcoin", "KeyhostCard", "KeyhostCrypto"], swiftSettings: swift6),
         // The one caller of SQLite's C API: connections, statements, transactions, migrations.
-        .target(name: "KeyhostSQLite", dependencies: ["CSQLite", "CKeyhostLoader"]),
+        .target(name: "KeyhostSQLite", dependencies: ["CSQLite", "CKeyhostLoader"], swiftSettings: swift6),
         // The wallet file: held tokens and their exactly-once runs, in SQLite.
-        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", "KeyhostRecord"]),
+        .target(name: "KeyhostWallet", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostSQLite", "KeyhostRecord"], swiftSettings: swift6),
 
         // The issuer's ledger of deposited tokens: verification, its JSON, the SQLite store, and
         // PostgreSQL through a keyhost-ledger child process (no database driver linked here).
         .target(name: "KeyhostLedger", dependencies: [
             "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite", "KeyhostWorkerProcess", "CKeyhostProcess",
-        ]),
+        ], swiftSettings: swift6),
         // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerPostgres", dependencies: [
             "KeyhostLedger", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -108,7 +112,7 @@ let package = Package(
         .target(name: "KeyhostPlayer", dependencies: ["LuaRuntime", "KeyhostTokens", "KeyhostCrypto", "CKeyhostProcess", "KeyhostWorkerProcess"]),
         // Starting worker processes and talking to them (no Lua here): wallets run tokens through
         // it, and verifiers (payees, ledgers, keyhost-ledger) re-run programs to check transfers.
-        .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "KeyhostFiles", "CKeyhostProcess"]),
+        .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "KeyhostFiles", "CKeyhostProcess"], swiftSettings: swift6),
         .target(name: "CKeyhostProcess"),
 
         // The card services both front ends share (keyhost's commands and the Lua binding): sessions, pairing and
@@ -116,7 +120,7 @@ let package = Package(
         .target(name: "KeyhostServices", dependencies: [
             "KeyhostCard", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostTokens", "KeyhostWallet", "KeyhostLedger", "KeyhostHTTP",
             "KeyhostBitcoin", "KeyhostDiscovery", "CKeyhostProcess",
-        ], swiftSettings: onlyImportedMembers),
+        ], swiftSettings: onlyImportedMembers + swift6),
 
         // Thin Lua modules over the domain modules and the services.
         .target(name: "KeyhostBindings", dependencies: [

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,8 @@ extension HDNode {
         let failures = FirstFailure()
         let chunks = count < 64 ? 1 : min(count / 16, onlineProcessors() * 4)
         results.withUnsafeMutableBufferPointer { out in
-            let out = out  // each chunk writes a disjoint range of indexes
+            // Each chunk writes a disjoint range of indexes: the buffer is shared, no element is.
+            nonisolated(unsafe) let out = out
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                 let start = chunk * count / chunks, end = (chunk + 1) * count / chunks
                 // One HMAC context per chunk, keyed once with the shared chain code.
@@ -56,20 +58,14 @@ private func onlineProcessors() -> Int {
 }
 
 /// Keeps the error at the lowest index, so a parallel run reports what a serial one would.
-/// A serial queue is the lock: Dispatch is already here, NSLock would need Foundation.
-private final class FirstFailure: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "keyhost.batch-addresses.failure")
-    private var index = Int.max
-    private var firstError: Error?
+private final class FirstFailure: Sendable {
+    private let state = Mutex<(index: Int, error: (any Error)?)>((Int.max, nil))
 
-    var error: Error? { queue.sync { firstError } }
+    var error: Error? { state.withLock { $0.error } }
 
     func record(_ error: Error, at index: Int) {
-        queue.sync {
-            if index < self.index {
-                self.index = index
-                self.firstError = error
-            }
+        state.withLock { state in
+            if index < state.index { state = (index, error) }
         }
     }
 }

@@ -16,8 +16,9 @@ public struct JobWallet {
     }
 }
 
-/// How one wallet of a job ended.
-public enum JobOutcome {
+/// How one wallet of a job ended. @unchecked for the error: made by the thread that scanned the wallet, then only
+/// read, by whichever thread reports it.
+public enum JobOutcome: @unchecked Sendable {
     /// Scanned now, or taken from the job's checkpoint (`resumed`) without asking the source again.
     case finished(DiscoveryResult, resumed: Bool)
     case failed(Error)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import KeyhostHTTP
 
 /// The connections of one source: slot i holds connection i, opened on first use, reopened after a failure,
@@ -19,15 +20,17 @@ final class ElectrumPool: @unchecked Sendable {
     private let maxLineLength: Int
     private let keepAlive: Double
     private let slots: [Slot]
-    /// Guards the fields below (a serial queue is the lock, as elsewhere in this module).
-    private let queue = DispatchQueue(label: "keyhost.discovery.electrum")
-    private var _batchesRefused = false
-    private var batchCloses = 0
-    private var _statistics = Statistics()
-    private var pinger: WorkerThread?
-    private var pingerStarted = false
+    /// The pool's shared fields, behind one Mutex.
+    private struct Shared {
+        var batchesRefused = false
+        var batchCloses = 0
+        var statistics = Statistics()
+        var pinger: WorkerThread?
+        var pingerStarted = false
+        var stopped = false
+    }
+    private let shared = Mutex(Shared())
     private let stop = DispatchSemaphore(value: 0)
-    private var stopped = false
 
     final class Slot {
         let lock = ThreadLock()
@@ -50,16 +53,16 @@ final class ElectrumPool: @unchecked Sendable {
         slots = (0..<max(1, size)).map { _ in Slot() }
     }
 
-    var batchesRefused: Bool { queue.sync { _batchesRefused } }
-    var statistics: Statistics { queue.sync { _statistics } }
+    var batchesRefused: Bool { shared.withLock { $0.batchesRefused } }
+    var statistics: Statistics { shared.withLock { $0.statistics } }
 
-    func refuseBatches() { queue.sync { _batchesRefused = true } }
-    func batchAnswered() { queue.sync { batchCloses = 0 } }
+    func refuseBatches() { shared.withLock { $0.batchesRefused = true } }
+    func batchAnswered() { shared.withLock { $0.batchCloses = 0 } }
     /// Twice in a row a connection closed on a batch with nothing answered: this server does not take batches.
     func batchClosed() {
-        queue.sync {
-            batchCloses += 1
-            if batchCloses >= 2 { _batchesRefused = true }
+        shared.withLock { shared in
+            shared.batchCloses += 1
+            if shared.batchCloses >= 2 { shared.batchesRefused = true }
         }
     }
 
@@ -77,7 +80,7 @@ final class ElectrumPool: @unchecked Sendable {
         if let existing = slot.connection {
             connection = existing
         } else {
-            queue.sync { _statistics.connections += 1 }
+            shared.withLock { $0.statistics.connections += 1 }
             connection = try ElectrumConnection(server: server, tls: tls, proxy: proxy, timeout: timeout, clientName: clientName,
                                                 maxLineLength: maxLineLength, rateLimiter: rateLimiter)
             slot.connection = connection
@@ -96,25 +99,26 @@ final class ElectrumPool: @unchecked Sendable {
 
     private func count(_ slot: Slot, _ connection: ElectrumConnection) {
         let sent = connection.requestsSent
-        queue.sync { _statistics.roundTrips += sent - slot.counted }
+        let counted = slot.counted
+        shared.withLock { $0.statistics.roundTrips += sent - counted }
         slot.counted = sent
     }
 
     // MARK: - Keep-alive
 
     private func startPinger() {
-        let start: Bool = queue.sync {
-            guard !pingerStarted, !stopped else { return false }
-            pingerStarted = true
+        let start: Bool = shared.withLock { shared in
+            guard !shared.pingerStarted, !shared.stopped else { return false }
+            shared.pingerStarted = true
             return true
         }
         guard start else { return }
         // Without a thread (a process limit) there is no keep-alive; a connection the server drops is reopened.
         let thread = startBackgroundThread { [self] in pingWhileIdle() }
-        queue.sync { pinger = thread }
+        shared.withLock { $0.pinger = thread }
     }
 
-    private var isStopped: Bool { queue.sync { stopped } }
+    private var isStopped: Bool { shared.withLock { $0.stopped } }
 
     /// Every quarter of the keep-alive interval, pings each connection idle for the whole interval. A slot in use
     /// is skipped (its exchange keeps it alive); a ping that fails closes the connection, to be reopened on use.
@@ -139,9 +143,9 @@ final class ElectrumPool: @unchecked Sendable {
 
     /// Stops the keep-alive thread and closes every connection.
     func shutDown() {
-        let thread: WorkerThread? = queue.sync {
-            stopped = true
-            return pinger
+        let thread: WorkerThread? = shared.withLock { shared in
+            shared.stopped = true
+            return shared.pinger
         }
         stop.signal()  // also ends a pinger that is starting just now: it sees `stopped`
         thread?.join()

@@ -3,8 +3,9 @@ import Dispatch
 import Glibc
 #endif
 
-/// A thread of its own (Foundation's Thread would bring Foundation proper, and ICU, into keyhost).
-final class WorkerThread {
+/// A thread of its own (Foundation's Thread would bring Foundation proper, and ICU, into keyhost). @unchecked:
+/// started once, joined once, by the thread that holds it.
+final class WorkerThread: @unchecked Sendable {
     private var thread: pthread_t?
     private var body: (() -> Void)?
     /// Whether the body runs on the caller's thread when no thread can be had (never for a loop that waits to be stopped).
@@ -131,17 +132,26 @@ func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws ->
     return state.results.map { $0! }
 }
 
-/// The shared state of `parallelMap`.
+/// The shared state of `parallelMap`, behind one lock. @unchecked for `R` and the error: each result is made
+/// by one worker and read by the caller after every worker has been joined.
 private final class MapState<R>: @unchecked Sendable {
-    /// A serial queue is the lock (NSLock would need Foundation).
-    private let queue = DispatchQueue(label: "keyhost.discovery.map")
-    var results: [R?]
-    var next = 0
-    var failure: (index: Int, error: Error)?
-    init(count: Int) { results = Array(repeating: nil, count: count) }
-    func locked<V>(_ body: (MapState) -> V) -> V {
-        queue.sync { body(self) }
+    struct Fields {
+        var results: [R?]
+        var next = 0
+        var failure: (index: Int, error: Error)?
     }
+    // A ThreadLock rather than a Mutex: the fields hold values of any type `R`, which Mutex's `sending` rules
+    // would require to be Sendable.
+    private let lock = ThreadLock()
+    private var fields: Fields
+    init(count: Int) { fields = Fields(results: Array(repeating: nil, count: count)) }
+    func locked<V>(_ body: (inout Fields) -> V) -> V {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&fields)
+    }
+    var results: [R?] { locked { $0.results } }
+    var failure: (index: Int, error: Error)? { locked { $0.failure } }
 }
 
 /// Carries a value across a dispatch boundary whose ordering (a semaphore, a group wait) makes it safe.

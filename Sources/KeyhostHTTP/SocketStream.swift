@@ -5,7 +5,9 @@ import Glibc
 /// Buffered reads and writes over one connected TCP socket, plain or TLS. Every call waits until `deadline` at
 /// most; a persistent connection (Electrum) moves the deadline before each exchange, a one-shot HTTP request
 /// sets it once for the whole exchange. The stream owns the socket and closes it.
-public final class SocketStream {
+// @unchecked: one thread at a time uses a stream (a request, or the Electrum pool's slot under its lock); an idle
+// one sits in `HTTPConnectionPool` under its Mutex and moves between threads only through it.
+public final class SocketStream: @unchecked Sendable {
     private var fd: Int32
     private var tls: TLSSession?
     private var buffer = [UInt8]()

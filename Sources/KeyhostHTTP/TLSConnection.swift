@@ -238,7 +238,8 @@ final class TLSSession {
     /// A socket BIO that sends with MSG_NOSIGNAL (a peer that resets the connection must not raise SIGPIPE,
     /// which the stock socket BIO's write() would) and reports EAGAIN as "retry" for the poll loop above.
     /// The fd is kept in the BIO's data pointer as fd + 1.
-    private static let socketMethod: OpaquePointer = {
+    // Made once and only read after: OpenSSL's BIO_METHOD is immutable once set up.
+    nonisolated(unsafe) private static let socketMethod: OpaquePointer = {
         let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "keyhost socket")!
         BIO_meth_set_write(method) { bio, data, length in
             let fd = Int32(Int(bitPattern: BIO_get_data(bio)) - 1)

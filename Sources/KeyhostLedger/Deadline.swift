@@ -1,4 +1,4 @@
-import Dispatch
+import Synchronization
 
 /// `body`, or `error` once `limit` has passed (body is then cancelled). PostgresNIO's pool waits
 /// for a connection as long as it is asked to, so every wait for the database has a limit.
@@ -30,29 +30,31 @@ public func withDeadline<T: Sendable>(
 }
 
 /// Whichever of the work and the timer ends first resumes the caller; the other finds it done.
-private final class DeadlineRace<T: Sendable>: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "keyhost.ledger.deadline")
-    private var continuation: CheckedContinuation<T, Error>?
-    private var timerTask: Task<Void, Never>?
-    private var done = false
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private struct Fields {
+        var continuation: CheckedContinuation<T, Error>?
+        var timerTask: Task<Void, Never>?
+        var done = false
+    }
+    private let fields = Mutex(Fields())
 
-    func start(_ continuation: CheckedContinuation<T, Error>) { queue.sync { self.continuation = continuation } }
+    func start(_ continuation: CheckedContinuation<T, Error>) { fields.withLock { $0.continuation = continuation } }
 
     func timer(_ task: Task<Void, Never>) {
-        let cancel = queue.sync { () -> Bool in
-            if done { return true }
-            timerTask = task
+        let cancel = fields.withLock { fields -> Bool in
+            if fields.done { return true }
+            fields.timerTask = task
             return false
         }
         if cancel { task.cancel() }
     }
 
     func finish(_ result: Result<T, Error>) {
-        let (continuation, timer) = queue.sync { () -> (CheckedContinuation<T, Error>?, Task<Void, Never>?) in
-            if done { return (nil, nil) }
-            done = true
-            defer { self.continuation = nil; timerTask = nil }
-            return (self.continuation, timerTask)
+        let (continuation, timer) = fields.withLock { fields -> (CheckedContinuation<T, Error>?, Task<Void, Never>?) in
+            if fields.done { return (nil, nil) }
+            fields.done = true
+            defer { fields.continuation = nil; fields.timerTask = nil }
+            return (fields.continuation, fields.timerTask)
         }
         timer?.cancel()
         continuation?.resume(with: result)
@@ -60,11 +62,11 @@ private final class DeadlineRace<T: Sendable>: @unchecked Sendable {
 
     /// True when the limit came first; `late` is then the caller's error.
     func expire(_ late: () -> Error) -> Bool {
-        let continuation = queue.sync { () -> CheckedContinuation<T, Error>? in
-            if done { return nil }
-            done = true
-            defer { self.continuation = nil; timerTask = nil }
-            return self.continuation
+        let continuation = fields.withLock { fields -> CheckedContinuation<T, Error>? in
+            if fields.done { return nil }
+            fields.done = true
+            defer { fields.continuation = nil; fields.timerTask = nil }
+            return fields.continuation
         }
         guard let continuation else { return false }
         continuation.resume(throwing: late())

@@ -2,7 +2,9 @@ internal import CSQLite
 
 /// One open SQLite connection, handed to the closures of `Database`, which serializes every use of
 /// it: it must not be kept or used outside the closure it was given to.
-public final class Connection {
+// @unchecked: a connection is used by one thread at a time, which `Database` enforces by handing it out only
+// under its Mutex; SQLite's own serialized mode guards the handle as well.
+public final class Connection: @unchecked Sendable {
     /// Nil once closed.
     private var handle: OpaquePointer?
     /// Statements by SQL text, prepared once and reused (finalized at close).

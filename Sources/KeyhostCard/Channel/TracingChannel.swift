@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KeyhostCrypto
+import KeyhostFiles
 
 /// Passes every APDU to another channel and writes each exchange as text lines:
 ///
@@ -28,7 +29,7 @@ public final class TracingChannel: CardChannel {
     }
 
     public static func standardError(_ line: String) {
-        fputs(line + "\n", stderr)
+        _ = WriteAll.write(STDERR_FILENO, Array((line + "\n").utf8))
     }
 
     /// Whether the command's data field is redacted (see `APDURedaction`).

@@ -1,5 +1,6 @@
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostFiles
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,7 +91,7 @@ public final class CardConnection {
         }
         // A host that finds every slot taken is told so (no_free_slot) rather than carried on a temporary pairing.
         object.ephemeralFallback = false
-        object.pairingNotice = { fputs("keyhost: \($0)\n", stderr) }
+        object.pairingNotice = { _ = WriteAll.write(STDERR_FILENO, Array("keyhost: \($0)\n".utf8)) }
         // Every caller is a command, so an unknown CA's hint names --trusted-ca whichever wording the rest takes.
         let call: (String?, () throws -> ApplicationInfo) throws -> ApplicationInfo = { command, body in
             do {

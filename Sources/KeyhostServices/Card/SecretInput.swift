@@ -7,7 +7,7 @@ import Glibc
 /// Where a card secret (PIN, PUK, pairing password) comes from: the script's argument, else an environment
 /// variable, else a prompt on the controlling terminal with echo off. Without any of them the call fails
 /// with a message saying how to supply it; the secret itself never appears in a message.
-public struct SecretInput {
+public struct SecretInput: Sendable {
     /// What the secret is called in messages and prompts ("PIN").
     public let what: String
     /// The Lua argument or option that could have carried it ("pin"); nil for the command line, which never takes secrets.

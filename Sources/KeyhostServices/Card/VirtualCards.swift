@@ -4,7 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Dispatch
+import Synchronization
 import KeyhostCard
 
 /// The in-process software cards behind `reader = "virtual"`.
@@ -13,19 +13,19 @@ import KeyhostCard
 /// so sessions see each other's changes as on a real card and never overwrite each other's state.
 /// A card without a file is new at each `card.open`.
 public enum VirtualCards {
-    /// A serial queue is the lock (as in KeyhostCrypto's BatchAddresses): NSLock would need Foundation.
-    private static let lock = DispatchQueue(label: "keyhost.virtual-cards")
-    nonisolated(unsafe) private static var byPath: [String: SoftKeycard] = [:]
+    /// The cards opened so far, by absolute state-file path.
+    private static let byPath = Mutex<[String: SoftKeycard]>([:])
 
     /// The software card of state file `path` (shared per path), or a new one without a file; `appletGiven`: refuse a
     /// state file holding another applet than `options` says.
     public static func open(state path: String?, options: SoftKeycardOptions, appletGiven: Bool) throws -> SoftKeycard {
         guard let path else { return try SoftKeycard(options: options) }
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        return try lock.sync { try openLocked(absolute, options: options, appletGiven: appletGiven) }
+        return try byPath.withLock { try openLocked(&$0, absolute, options: options, appletGiven: appletGiven) }
     }
 
-    private static func openLocked(_ absolute: String, options: SoftKeycardOptions, appletGiven: Bool) throws -> SoftKeycard {
+    private static func openLocked(_ byPath: inout [String: SoftKeycard], _ absolute: String, options: SoftKeycardOptions,
+                                   appletGiven: Bool) throws -> SoftKeycard {
         if let card = byPath[absolute], FileManager.default.fileExists(atPath: absolute) {
             try check(card, absolute, options, appletGiven)
             return card
