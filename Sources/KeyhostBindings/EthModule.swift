@@ -10,14 +10,14 @@ import LuaRuntime
 enum EthModule {
     static func register(in state: LuaState) {
         state.registerModule("keyhost.eth") { module in
-            module.function("rlp_encode") { ctx in try ethCall {
+            module.function("rlp_encode") { ctx in
                 ctx.push(bytes: RLP.encode(try RLPValues.item(try ctx.value(1), position: 1, depth: 0)))
                 return 1
-            } }
-            module.function("rlp_decode") { ctx in try ethCall {
+            }
+            module.function("rlp_decode") { ctx in
                 try ctx.return(RLPValues.lua(try RLP.decode(try ctx.bytes(1))))
-            } }
-            module.function("tx") { ctx in try ethCall {
+            }
+            module.function("tx") { ctx in
                 // JSON text too: keyhost.json turns numbers beyond 64 bits into json.number tables, the text keeps them exact.
                 let json: JSONValue
                 if ctx.typeName(1) == "string" {
@@ -28,16 +28,16 @@ enum EthModule {
                 let fields = try TransactionFields(json)
                 ctx.push(object: TxObject(fields.transaction))
                 return 1
-            } }
-            module.function("decode_tx") { ctx in try ethCall {
+            }
+            module.function("decode_tx") { ctx in
                 let tx = try EthereumTransaction.decode(raw: try rawBytes(ctx, 1))
                 return try ctx.return(LuaJSON.lua(try tx.fields()))
-            } }
-            module.function("typed_data_hash") { ctx in try ethCall {
+            }
+            module.function("typed_data_hash") { ctx in
                 ctx.push(bytes: try typedData(ctx, 1).digest())
                 return 1
-            } }
-            module.function("sign_typed_data") { ctx in try ethCall {
+            }
+            module.function("sign_typed_data") { ctx in
                 let signer = try EthSigner.resolve(ctx, 1, options: 3)
                 let data = try typedData(ctx, 2)
                 let signature = try signer(try data.digest())
@@ -48,12 +48,12 @@ enum EthModule {
                     .text("message.\($0.field) is \($0.address), not the signer \(address): this \(data.primaryType) grants nothing of the signer's, or the document is not what it seems")
                 }))
                 return try ctx.return(.table(result))
-            } }
-            module.function("recover_typed_data") { ctx in try ethCall {
+            }
+            module.function("recover_typed_data") { ctx in
                 let data = try typedData(ctx, 1)
                 ctx.push(try data.recoverAddress(try Signatures.recoverable(ctx, 2)))
                 return 1
-            } }
+            }
         }
     }
 
@@ -69,8 +69,16 @@ enum EthModule {
     static func rawBytes(_ ctx: LuaContext, _ i: Int32) throws -> [UInt8] {
         let raw = try ctx.bytes(i)
         if raw.count >= 2, raw[0] == UInt8(ascii: "0"), raw[1] | 0x20 == UInt8(ascii: "x") {
-            return try EthHex.decode(String(decoding: raw, as: UTF8.self))
+            do { return try EthHex.decode(String(decoding: raw, as: UTF8.self)) } catch let error as EthHexError {
+                throw TransactionError.decode("\(error)")
+            }
         }
         return raw
     }
 }
+
+// Raised as their StructuredError tables (kind, message, field or offset): RecordLua's default.
+extension TransactionError: LuaErrorConvertible {}
+extension RLPError: LuaErrorConvertible {}
+extension TypedDataError: LuaErrorConvertible {}
+extension JSONError: LuaErrorConvertible {}

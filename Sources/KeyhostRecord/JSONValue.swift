@@ -288,3 +288,8 @@ private func jsonHexNibble(_ c: UInt8) -> UInt8? {
     default: return nil
     }
 }
+
+extension JSONError: StructuredError {
+    public var errorKind: String { kind }
+    public var errorFields: [(String, Record)] { [("offset", .integer(Int64(offset)))] }
+}

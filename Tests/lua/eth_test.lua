@@ -178,6 +178,10 @@ t.test("errors are tables with kind, and field or offset", function()
   t.ok(tostring(e):find("primaryType 'X' is not defined", 1, true))
   ok, e = pcall(eth.typed_data_hash, "{")
   t.eq(e.kind, "invalid_typed_data")
+  -- Raw transactions given as 0x-text: bad hex is an invalid transaction, as bad bytes are.
+  ok, e = pcall(eth.decode_tx, "0x02zz")
+  t.eq(e.kind, "invalid_transaction")
+  t.ok(tostring(e):find("invalid raw transaction: has a non-hex character", 1, true))
 end)
 
 t.test("a card session signs with {path = …}: the same sender as the mnemonic", function()

@@ -1,4 +1,5 @@
 import KeyhostCard
+import KeyhostRecord
 import LuaRuntime
 
 /// `card.tlv_parse`, `card.tlv_build` and `card.sw_name`: BER-TLV and status words for any card's raw
@@ -65,9 +66,9 @@ enum TLVFunctions {
                 var more = true
                 while more {
                     guard offset < end else {
-                        throw TLVLuaError(offset: start, "tag at offset \(start) is cut short: \(limit) ends inside it")
+                        throw TLVParseError(offset: start, "tag at offset \(start) is cut short: \(limit) ends inside it")
                     }
-                    guard offset - start < 4 else { throw TLVLuaError(offset: start, "tag at offset \(start) is longer than 4 bytes") }
+                    guard offset - start < 4 else { throw TLVParseError(offset: start, "tag at offset \(start) is longer than 4 bytes") }
                     tag = tag << 8 | UInt32(bytes[offset])
                     more = bytes[offset] & 0x80 != 0
                     offset += 1
@@ -76,7 +77,7 @@ enum TLVFunctions {
             // Length: short form 00-7F, or 81-84 followed by 1-4 bytes.
             let lengthOffset = offset
             guard offset < end else {
-                throw TLVLuaError(offset: lengthOffset, "tag \(hex(tag)) at offset \(start) has no length: \(limit) ends at offset \(end)")
+                throw TLVParseError(offset: lengthOffset, "tag \(hex(tag)) at offset \(start) has no length: \(limit) ends at offset \(end)")
             }
             let first = bytes[offset]
             offset += 1
@@ -84,11 +85,11 @@ enum TLVFunctions {
             if first >= 0x80 {
                 let count = Int(first & 0x7F)
                 guard (1...4).contains(count) else {
-                    throw TLVLuaError(offset: lengthOffset, "length byte \(hexByte(first)) of tag \(hex(tag)) at offset \(lengthOffset) is not a "
+                    throw TLVParseError(offset: lengthOffset, "length byte \(hexByte(first)) of tag \(hex(tag)) at offset \(lengthOffset) is not a "
                         + "definite length (00-7F, or 81-84 and 1-4 length bytes)")
                 }
                 guard offset + count <= end else {
-                    throw TLVLuaError(offset: lengthOffset, "length of tag \(hex(tag)) at offset \(lengthOffset) is cut short: \(hexByte(first)) "
+                    throw TLVParseError(offset: lengthOffset, "length of tag \(hex(tag)) at offset \(lengthOffset) is cut short: \(hexByte(first)) "
                         + "announces \(count) length bytes, \(bytesText(end - offset)) remain in \(limit)")
                 }
                 for i in 0..<count { length = length << 8 | Int(bytes[offset + i]) }
@@ -98,7 +99,7 @@ enum TLVFunctions {
             }
             let valueOffset = offset
             guard length <= end - valueOffset else {
-                throw TLVLuaError(offset: lengthOffset, "length \(length) of tag \(hex(tag)) at offset \(start) runs past the end of "
+                throw TLVParseError(offset: lengthOffset, "length \(length) of tag \(hex(tag)) at offset \(start) runs past the end of "
                     + "\(limit): the value would start at offset \(valueOffset), but \(bytesText(end - valueOffset)) remain")
             }
             offset = valueOffset + length
@@ -108,7 +109,7 @@ enum TLVFunctions {
             ])
             if TLV(tag: tag, value: []).isConstructed {
                 guard depth < TLVFunctions.maxDepth else {
-                    throw TLVLuaError(offset: start, "tag \(hex(tag)) at offset \(start) is nested deeper than \(TLVFunctions.maxDepth) levels")
+                    throw TLVParseError(offset: start, "tag \(hex(tag)) at offset \(start) is nested deeper than \(TLVFunctions.maxDepth) levels")
                 }
                 let children = try elements(from: valueOffset, until: offset, depth: depth + 1, parent: (tag, start))
                 table["children"] = .table(LuaTable(array: children))
@@ -233,8 +234,8 @@ enum TLVFunctions {
 }
 
 /// Malformed BER-TLV given to `tlv_parse`: `{kind = "invalid_tlv", offset = n, message = ...}`, offset 0-based
-/// into the string passed.
-struct TLVLuaError: LuaErrorConvertible, CustomStringConvertible {
+/// into the string passed; raised as its StructuredError table (RecordLua's default).
+struct TLVParseError: StructuredError, LuaErrorConvertible {
     let offset: Int
     let text: String
 
@@ -244,10 +245,8 @@ struct TLVLuaError: LuaErrorConvertible, CustomStringConvertible {
     }
 
     var description: String { "malformed BER-TLV at offset \(offset): \(text)" }
-
-    var luaErrorFields: LuaTable {
-        LuaTable(["kind": .text("invalid_tlv"), "offset": .integer(Int64(offset))])
-    }
+    var errorKind: String { "invalid_tlv" }
+    var errorFields: [(String, Record)] { [("offset", .integer(Int64(offset)))] }
 }
 
 private func hex(_ tag: UInt32) -> String {
