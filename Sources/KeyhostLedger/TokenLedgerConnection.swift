@@ -20,6 +20,26 @@ public protocol TokenLedgerConnection: AnyObject {
     func close()
 }
 
+extension TokenLedgerConnection {
+    /// Deposits any number of chains, in batches of at most `TokenLedger.maxBatch` (each verified and recorded
+    /// in its own transaction), results in order; a refusal names its chain by the place in `chains`. Both
+    /// front ends deposit through this.
+    public func depositAll(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
+        var results: [DepositResult<FraudProof>] = []
+        var start = 0
+        while start < chains.count {
+            let slice = Array(chains[start..<min(start + TokenLedger.maxBatch, chains.count)])
+            do {
+                results += try deposit(slice)
+            } catch let error as LedgerError {
+                throw error.shifted(by: start)
+            }
+            start += slice.count
+        }
+        return results
+    }
+}
+
 public enum TokenLedgers {
     /// Opens `sqlite:FILE` or `postgres://…` (creating the tables when missing). With no issuers
     /// the ledger only answers `stats`. `worker`: the keyhost executable that re-runs deposited

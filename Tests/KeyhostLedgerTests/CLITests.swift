@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostCrypto
+import KeyhostLedger
 import KeyhostTokens
 import Testing
 
@@ -92,6 +93,32 @@ import Testing
         let (status, output) = try keyhost(["run", script])
         #expect(status == 0, "\(output)")
         #expect(output == "accepted\talready_deposited\t1\t7\tfalse\tunknown_issuer\t2\nfalse\tunavailable\n", "\(output)")
+    }
+
+    /// More chains than one transaction takes (`TokenLedger.maxBatch`): Lua's `ledger:deposit` splits them as the
+    /// command line does (it used to refuse with `limit`), and a refusal in the second batch names its chain by
+    /// its place in the whole list.
+    @Test func luaDepositsMoreThanOneBatch() throws {
+        let db = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
+        let issuer = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+        let many = try (0..<(TokenLedger.maxBatch + 1)).map { _ in try Fixtures.deposit(try Fixtures.token()).armored }
+        let foreign = try Fixtures.deposit(try Fixtures.token(value: 3, issuer: Fixtures.otherIssuer)).armored
+        let chains = try temporaryFile(many.joined(separator: "\n") + "\n")
+        let mixed = try temporaryFile((many.prefix(TokenLedger.maxBatch + 3) + [foreign]).joined(separator: "\n") + "\n")
+        let script = try temporaryFile("""
+            local token = require "keyhost.token"
+            local function read(path) local f <close> = assert(io.open(path)); return f:read("a") end
+            local ledger <close> = token.ledger.open("\(db)", { issuers = { "\(issuer)" } })
+            local results = ledger:deposit { read("\(chains)") }
+            local accepted = 0
+            for _, r in ipairs(results) do if r.result == "accepted" then accepted = accepted + 1 end end
+            local ok, err = pcall(ledger.deposit, ledger, { read("\(mixed)") })
+            print(#results, accepted, ledger:stats().tokens, ok, err.kind, err.index)
+            """)
+        let (status, output) = try keyhost(["run", script])
+        #expect(status == 0, "\(output)")
+        #expect(output == "\(TokenLedger.maxBatch + 1)\t\(TokenLedger.maxBatch + 1)\t\(TokenLedger.maxBatch + 1)\tfalse\tunknown_issuer\t\(TokenLedger.maxBatch + 2)\n",
+                "\(output)")
     }
 
     /// Nothing listening: a one-line error naming the request and the cause, exit 1.

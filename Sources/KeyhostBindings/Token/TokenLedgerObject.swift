@@ -65,7 +65,7 @@ final class TokenLedgerObject: LuaObject {
                 // A text may hold several chains, one a line, as the wallet and `keyhost token deposit` files do.
                 let chains = try texts.flatMap { try TokenChain.chains(in: $0, source: "chain") }
                 guard !chains.isEmpty else { throw LedgerError(kind: "invalid_chain", message: "no chain to deposit (expected 'khchain1:' text)") }
-                return try ledger.deposit(chains)
+                return try ledger.depositAll(chains)
             }
             return try ctx.return(.table(LuaTable(array: results.map { result in
                 var row = LuaTable(["token_id": .string(result.tokenID), "result": .text(result.name)])

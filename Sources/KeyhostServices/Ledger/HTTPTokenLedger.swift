@@ -37,7 +37,8 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
         self.proxies = proxies
     }
 
-    /// Deposits in requests of at most `TokenLedger.maxBatch` chains and `batchBytes` bytes; results in order.
+    /// Deposits in requests of at most `batchBytes` bytes, results in order; callers give at most
+    /// `TokenLedger.maxBatch` chains at once (`depositAll` splits larger lists).
     public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
         try live()
         var results: [DepositResult<FraudProof>] = []
@@ -50,7 +51,7 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
             size = 0
         }
         for chain in chains.map(\.armored) {
-            if !batch.isEmpty && (size + chain.utf8.count > Self.batchBytes || batch.count >= TokenLedger.maxBatch) { try send() }
+            if !batch.isEmpty && size + chain.utf8.count > Self.batchBytes { try send() }
             batch.append(chain)
             size += chain.utf8.count + 4
         }

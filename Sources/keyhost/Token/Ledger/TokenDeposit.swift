@@ -99,18 +99,7 @@ struct TokenDeposit: ParsableCommand {
         let connection = try LedgerConnections.open(ledger, issuers: issuers, worker: WorkerRunner.currentExecutable,
                                                     proxies: try proxyOptions.settings())
         defer { connection.close() }
-        var rows: [LedgerResultRow] = []
-        var start = 0
-        while start < chains.count {
-            let slice = Array(chains[start..<min(start + TokenLedger.maxBatch, chains.count)])
-            do {
-                rows += try connection.deposit(slice).map { LedgerResultRow($0, chain: TokenChain.self) }
-            } catch let error as LedgerError {
-                throw error.shifted(by: start)
-            }
-            start += slice.count
-        }
-        return rows
+        return try connection.depositAll(chains).map { LedgerResultRow($0, chain: TokenChain.self) }
     }
 
     /// `DIR/<token id>.<proof hash prefix>.khproof`: named by content, so writing it again is a no-op.
