@@ -36,7 +36,13 @@ public struct KeyOrigin: Hashable, Sendable, CustomStringConvertible {
         KeyhostCrypto.fingerprintHex(fingerprint)
     }
 
-    public var description: String { "[\(fingerprintHex)\(path.description.dropFirst())]" }
+    /// `[fingerprint/84'/0'/0']`, hardened steps marked with `marker` ("'", or "h" as descriptors print them):
+    /// the one way keyhost writes a key origin.
+    public func text(hardened marker: String = "'") -> String {
+        "[" + fingerprintHex + path.indexes.map { "/" + DerivationPath.format($0, hardened: marker) }.joined() + "]"
+    }
+
+    public var description: String { text() }
 }
 
 /// A BIP371 taproot key origin: the leaf hashes the key is used in (none for the key path) and the origin.

@@ -72,13 +72,14 @@ public struct DerivationPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Text of one index with ' for hardened, e.g. "44'".
-    public static func format(_ index: UInt32) -> String {
-        index >= hardenedOffset ? "\(index - hardenedOffset)'" : "\(index)"
+    /// One step as text, a hardened one marked with `marker`: "'" in paths, "h" in descriptors (BIP380 takes both).
+    public static func format(_ index: UInt32, hardened marker: String = "'") -> String {
+        index >= hardenedOffset ? "\(index - hardenedOffset)\(marker)" : "\(index)"
     }
 
     /// "m/84'/0'/0'/0/5" form (without "m/" for relative paths).
     public var description: String {
-        let body = indexes.map(DerivationPath.format).joined(separator: "/")
+        let body = indexes.map { DerivationPath.format($0) }.joined(separator: "/")
         guard isAbsolute else { return body }
         return body.isEmpty ? "m" : "m/" + body
     }

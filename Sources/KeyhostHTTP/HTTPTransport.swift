@@ -12,7 +12,7 @@ import Glibc
 /// A failure below HTTP: name lookup, connecting, TLS, reading a malformed or oversized answer.
 /// `message` is what error messages show after the URL.
 public struct HTTPTransportError: Error, CustomStringConvertible {
-    public enum Kind { case timedOut, refused, hostNotFound, connectionLost, tls, proxy, badResponse, tooLarge, other }
+    public enum Kind: Sendable { case timedOut, refused, hostNotFound, connectionLost, tls, proxy, badResponse, tooLarge, other }
     public var kind: Kind
     public var message: String
     /// A refused TLS certificate's SHA-256 fingerprint, for a hint on pinning it.

@@ -75,7 +75,7 @@ public final class TLSContext: @unchecked Sendable {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
             // "error:0A000086:SSL routines::certificate verify failed" → the part after the last "::" or ":".
-            let full = String(cString: buffer)
+            let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let reason = full.split(separator: ":").last.map(String.init) ?? full
             if !messages.contains(reason) { messages.append(reason) }
         }

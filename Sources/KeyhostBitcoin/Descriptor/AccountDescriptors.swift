@@ -17,7 +17,7 @@ public struct AccountDescriptors: Sendable {
 
     /// One single-key descriptor: `kind`'s script expression around `[origin]xpub` followed by `steps`.
     public static func descriptor(_ kind: AddressKind, account: HDNode, origin: KeyOrigin?, testnet: Bool, steps: String) throws -> OutputDescriptor {
-        let originText = origin.map { "[" + $0.fingerprintHex + $0.path.indexes.map { "/" + DescriptorKey.format($0, "h") }.joined() + "]" } ?? ""
+        let originText = origin?.text(hardened: "h") ?? ""
         let key = originText + account.neutered().extendedPublicKey(testnet ? .tpub : .xpub) + steps
         let text: String
         switch kind {

@@ -155,7 +155,7 @@ public struct DescriptorKey: Sendable {
 
     /// The expression in its public form, hardened steps marked with `marker` ("h" or "'").
     func text(marker: String) -> String {
-        var out = origin.map { "[" + $0.fingerprintHex + $0.path.indexes.map { "/" + Self.format($0, marker) }.joined() + "]" } ?? ""
+        var out = origin?.text(hardened: marker) ?? ""
         switch material {
         case .single(let key): out += Hex.encode(key.serialized)
         case .xOnly(let key): out += Hex.encode(key.bytes)
@@ -169,8 +169,8 @@ public struct DescriptorKey: Sendable {
         var out = ""
         for step in steps {
             switch step {
-            case .index(let value): out += "/" + Self.format(value, marker)
-            case .multipath(let values): out += "/<" + values.map { Self.format($0, marker) }.joined(separator: ";") + ">"
+            case .index(let value): out += "/" + DerivationPath.format(value, hardened: marker)
+            case .multipath(let values): out += "/<" + values.map { DerivationPath.format($0, hardened: marker) }.joined(separator: ";") + ">"
             }
         }
         switch wildcard {
@@ -181,7 +181,4 @@ public struct DescriptorKey: Sendable {
         return out
     }
 
-    static func format(_ index: UInt32, _ marker: String) -> String {
-        index >= DerivationPath.hardenedOffset ? "\(index - DerivationPath.hardenedOffset)\(marker)" : "\(index)"
-    }
 }

@@ -321,7 +321,7 @@ struct DescriptorParser {
                 throw DescriptorError(.invalid, "a multipath step takes at most \(OutputDescriptor.maxMultipath) choices", at: valueStart)
             }
             let value = try index(part, at: valueStart)
-            guard !values.contains(value) else { throw DescriptorError(.invalid, "the multipath step names \(DescriptorKey.format(value, "h")) twice (BIP389)", at: valueStart) }
+            guard !values.contains(value) else { throw DescriptorError(.invalid, "the multipath step names \(DerivationPath.format(value, hardened: "h")) twice (BIP389)", at: valueStart) }
             values.append(value)
         }
         guard values.count >= 2 else { throw DescriptorError(.invalid, "a multipath step needs at least two choices, as in <0;1>", at: start) }

@@ -32,7 +32,7 @@ extension OutputDescriptor {
     private func keyRecord(_ key: DescriptorKey) -> Record {
         let origin: Record = key.origin.map { origin in
             .object([("fingerprint", .string(origin.fingerprintHex)),
-                     ("path", .string((["m"] + origin.path.indexes.map { DescriptorKey.format($0, marker) }).joined(separator: "/")))])
+                     ("path", .string((["m"] + origin.path.indexes.map { DerivationPath.format($0, hardened: marker) }).joined(separator: "/")))])
         } ?? .null
         let kind: String
         let text: String
