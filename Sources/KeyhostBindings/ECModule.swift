@@ -104,9 +104,10 @@ enum ECModule {
                 return 1
             }
 
+            // The signer: a private key or node, a card session ({path = …}) or a function, as for eth.tx:sign.
             module.function("eth_sign_message") { ctx in
-                let key = try KeyArguments.privateKey(ctx, 1)
-                ctx.push(bytes: try EthereumMessage.sign(try ctx.bytes(2), with: key).rsv)
+                let sign = try EthSigner.resolve(ctx, 1, options: 3)
+                ctx.push(bytes: try sign(EthereumMessage.hash(try ctx.bytes(2))).rsv)
                 return 1
             }
 
@@ -124,10 +125,18 @@ enum ECModule {
             }
 
             module.function("btc_sign_message") { ctx in
-                let key = try KeyArguments.privateKey(ctx, 1)
                 let message = try ctx.bytes(2)
-                let kind = try Options(ctx, 3, allowed: ["kind"]).kind() ?? .p2pkh
-                ctx.push(try BitcoinMessage.sign(message, with: key, kind: kind))
+                let kind = try Options(ctx, 3, allowed: ["kind", "path"]).kind() ?? .p2pkh
+                if ctx.typeName(1) == CardSessionObject.luaTypeName || ctx.typeName(1) == "function" {
+                    // A card (or a function) signs the message hash; the header says compressed, as a card's keys are.
+                    let sign = try EthSigner.resolve(ctx, 1, options: 3, extra: ["kind"])
+                    ctx.push(try BitcoinMessage.encode(try sign(BitcoinMessage.hash(message)), kind: kind, compressed: true))
+                } else {
+                    if try Options(ctx, 3, allowed: ["kind", "path"]).has("path") {
+                        throw LuaArgumentError(3, "option 'path' goes with a card session; derive a node for a key (hd.from_mnemonic(…):derive(path))")
+                    }
+                    ctx.push(try BitcoinMessage.sign(message, with: try KeyArguments.privateKey(ctx, 1), kind: kind))
+                }
                 return 1
             }
 

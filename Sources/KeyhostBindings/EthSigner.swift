@@ -3,15 +3,16 @@ import KeyhostCrypto
 import KeyhostEthereum
 import LuaRuntime
 
-/// What signs a 32-byte digest for `tx:sign` and `eth.sign_typed_data`.
+/// What signs a 32-byte digest for `tx:sign`, `eth.sign_typed_data` and the signed-message functions of `keyhost.ec`.
 enum EthSigner {
     /// A private key (32 bytes, `keyhost.ec.private_key`, private `keyhost.hd.node`), a card session (`{path = "m/…"}`
     /// in the options at `options`, else the card's current key), or a Lua function(digest) returning a signature.
-    static func resolve(_ ctx: LuaContext, _ i: Int32, options: Int32) throws -> ([UInt8]) throws -> RecoverableSignature {
+    /// `extra`: the caller's own options, allowed beside `path`.
+    static func resolve(_ ctx: LuaContext, _ i: Int32, options: Int32, extra: [String] = []) throws -> ([UInt8]) throws -> RecoverableSignature {
         switch ctx.typeName(i) {
         case CardSessionObject.luaTypeName:
             let session = try ctx.object(i, as: CardSessionObject.self)
-            let path = try Options(ctx, options, allowed: ["path"]).string("path")
+            let path = try Options(ctx, options, allowed: ["path"] + extra).string("path")
             let mode: SignMode
             if let path {
                 do { mode = .derive(try KeyPath(path)) } catch { throw LuaArgumentError(options, "option 'path': \(error)") }
@@ -24,7 +25,7 @@ enum EthSigner {
                 return try cardCall("SIGN") { try card.sign(digest: digest, mode: mode) }.signature
             }
         case "function":
-            _ = try Options(ctx, options, allowed: [])
+            _ = try Options(ctx, options, allowed: extra)
             let function = try ctx.function(i)
             return { digest in
                 let results = try ctx.call(function, [.string(digest)])
@@ -39,7 +40,7 @@ enum EthSigner {
             }
         default:
             if ctx.typeName(i) == "string" || ctx.typeName(i) == PrivateKeyObject.luaTypeName || ctx.typeName(i) == NodeObject.luaTypeName {
-                _ = try Options(ctx, options, allowed: [])
+                _ = try Options(ctx, options, allowed: extra)
                 let key = try KeyArguments.privateKey(ctx, i)
                 return { try key.signRecoverable(digest: $0) }
             }

@@ -22,6 +22,15 @@ enum HDModule {
                 return 1
             }
 
+            // Wordlist words close to the phrase's word at `position` (1-based), best first: what
+            // `keyhost key mnemonic check --suggest` adds. They hint at a secret word: show them to its owner only.
+            module.function("mnemonic_suggestions") { ctx in
+                let position = try integerArgument(ctx, 2, "position", in: 1...48)
+                let limit = try integerArgument(ctx, 3, "limit", in: 1...20, default: 3)
+                let words = Mnemonic.suggestions(forWordAt: Int(position), in: try ctx.string(1), limit: Int(limit))
+                return try ctx.return(.table(LuaTable(array: words.map { .text($0) })))
+            }
+
             module.function("entropy_to_mnemonic") { ctx in
                 ctx.push(try Mnemonic(entropy: SecretBytes(try ctx.bytes(1))).phrase)
                 return 1

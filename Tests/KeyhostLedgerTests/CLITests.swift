@@ -95,6 +95,37 @@ import Testing
         #expect(output == "accepted\talready_deposited\t1\t7\tfalse\tunknown_issuer\t2\nfalse\tunavailable\n", "\(output)")
     }
 
+    /// Lua keeps double-spend proofs as files as `--proofs DIR` does (the same name, 0600, one proof a file), and the
+    /// command line verifies what Lua wrote.
+    @Test func luaKeepsProofFiles() throws {
+        let db = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db").path
+        let issuer = Hex.encode(Fixtures.issuer.publicKey.xOnly.bytes)
+        let token = try Fixtures.token(value: 9)
+        let first = try Fixtures.deposit(token, via: 2).armored, second = try Fixtures.deposit(token, via: 3).armored
+        let proofs = FileManager.default.temporaryDirectory.appendingPathComponent("proofs-\(UUID().uuidString)").path
+        let script = try temporaryFile("""
+            local token = require "keyhost.token"
+            local ledger <close> = token.ledger.open("\(db)", { issuers = { "\(issuer)" } })
+            ledger:deposit { "\(first)" }
+            local r = ledger:deposit({ "\(second)" }, { proofs = "\(proofs)" })[1]
+            local again = ledger:deposit({ "\(second)" }, { proofs = "\(proofs)" })[1]
+            print(r.result, r.proof_file, again.proof_file == r.proof_file)
+            print(pcall(ledger.deposit, ledger, { "\(second)" }, { proof = "x" }))
+            """)
+        let (status, output) = try keyhost(["run", script])
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        let fields = lines.first?.split(separator: "\t").map(String.init) ?? []
+        #expect(fields.count == 3 && fields[0] == "double_spend" && fields[2] == "true", "\(output)")
+        let path = try #require(fields.count == 3 ? fields[1] : nil)
+        #expect(path.hasPrefix(proofs + "/" + Hex.encode(token.token.id) + ".") && path.hasSuffix(".khproof"))
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(lines.count == 2 && lines[1].hasPrefix("false") && lines[1].contains("unknown option 'proof'"), "\(output)")
+        let (verified, report) = try keyhost(["token", "verify-proof", path])
+        #expect(verified == 0 && report.contains("signed twice by \(Hex.encode(Fixtures.keys[1].publicKey.compressed))"), "\(report)")
+    }
+
     /// More chains than one transaction takes (`TokenLedger.maxBatch`): Lua's `ledger:deposit` splits them as the
     /// command line does (it used to refuse with `limit`), and a refusal in the second batch names its chain by
     /// its place in the whole list.

@@ -535,4 +535,25 @@ t.test("temporary files are removed", function()
   for _, path in ipairs(temp) do t.ok(os.execute("rm -rf '" .. path .. "'")) end
 end)
 
+t.test("signed messages with a card: byte for byte the software signature at the same path", function()
+  for _, applet in ipairs(APPLETS) do
+    local s <close> = card.open { reader = "virtual", applet = applet }
+    s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+    s:auto { pin = PIN, pairing_password = PASSWORD }
+    s:load_seed(hd.mnemonic_to_seed(ABANDON))
+    for _, case in ipairs { { "m/84'/0'/0'/0/3", "p2wpkh" }, { "m/49'/0'/0'/0/0", "p2sh-p2wpkh" }, { "m/44'/0'/0'/1/2", "p2pkh" } } do
+      local path, kind = case[1], case[2]
+      local node = hd.from_mnemonic(ABANDON):derive(path)
+      local signed = ec.btc_sign_message(s, "keyhost message", { path = path, kind = kind })
+      t.eq(signed, ec.btc_sign_message(node, "keyhost message", { kind = kind }))
+      t.ok(ec.btc_verify_message(node:address { kind = kind }, "keyhost message", signed))
+    end
+    local eth = hd.from_mnemonic(ABANDON):derive("m/44'/60'/0'/0/0")
+    local rsv = ec.eth_sign_message(s, "hello", { path = "m/44'/60'/0'/0/0" })
+    t.eq(rsv, ec.eth_sign_message(eth, "hello"))
+    t.eq(ec.eth_recover_message("hello", rsv), eth:address { coin = "eth" })
+  end
+  t.raises(function() ec.btc_sign_message(hd.from_mnemonic(ABANDON), "x", { path = "m/0" }) end, "option 'path' goes with a card session")
+end)
+
 t.run()

@@ -398,4 +398,14 @@ t.test("address kinds: from the extended key's version and a standard path; rais
   t.eq(master:derive("m/0/1"):address { coin = "doge" }:sub(1, 1), "D")
 end)
 
+t.test("mnemonic_suggestions: close wordlist words for a mistyped one", function()
+  local typo = ABANDON:gsub("about$", "abuot")
+  local words = hd.mnemonic_suggestions(typo, 12)
+  t.eq(words[1], "about")  -- its first four letters name no word, so the closest by edits comes first
+  t.ok(#words <= 3)
+  t.eq(#hd.mnemonic_suggestions(typo, 12, 1), 1)
+  t.eq(#hd.mnemonic_suggestions(typo, 13), 0)  -- no 13th word
+  t.raises(function() hd.mnemonic_suggestions(typo, 0) end, "position")
+end)
+
 t.run()

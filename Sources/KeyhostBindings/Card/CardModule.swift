@@ -23,6 +23,10 @@ enum CardModule {
                 let names = try cardCall(nil) { try CardReaders.readerList(sources).map(\.name) }
                 return try ctx.return(.table(LuaTable(array: names.map { .text($0) })))
             }
+            // What `keyhost card list` shows: each real reader's index, name, whether a card is in it and its ATR.
+            module.function("list") { ctx in
+                try ctx.return(LuaValue(record: try cardCall(nil) { try CardReaderState.listRecord(sources) }))
+            }
             // The software card's certificate authority: trust it (trusted_ca_keys) to talk to a card
             // that `keyhost card serve --applet 4.0` serves through a real reader.
             module.function("test_ca_key") { ctx in

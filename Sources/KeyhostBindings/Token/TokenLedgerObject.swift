@@ -61,6 +61,7 @@ final class TokenLedgerObject: LuaObject {
         "deposit": { object, ctx in
             let ledger = try object.live()
             let texts = try PaymentArguments.strings(ctx, 2, what: "armoured chains ('khchain1:…')")
+            let proofs = try Options(ctx, 3, allowed: ["proofs"]).string("proofs")
             let results = try tokenCall { () -> [DepositResult<FraudProof>] in
                 // A text may hold several chains, one a line, as the wallet and `keyhost token deposit` files do.
                 let chains = try texts.flatMap { try TokenChain.chains(in: $0, source: "chain") }
@@ -71,7 +72,11 @@ final class TokenLedgerObject: LuaObject {
                 var row = LuaTable(["token_id": .string(result.tokenID), "result": .text(result.name)])
                 if let proof = result.proof {
                     row["proof"] = .text(proof.armored)
-                    if let signer = try? proof.verify() { row["key"] = .string(signer.compressed) }
+                    // Kept as a file (`proofs = DIR`, as `keyhost token deposit --proofs DIR`) only when it verifies here.
+                    if let signer = try? proof.verify() {
+                        row["key"] = .string(signer.compressed)
+                        if let proofs { row["proof_file"] = .text(try tokenCall { try ProofFiles.write(proof, into: proofs) }) }
+                    }
                 }
                 return .table(row)
             })))

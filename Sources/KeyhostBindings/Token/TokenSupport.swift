@@ -32,18 +32,19 @@ public struct TokenBindingError: Error, LuaErrorConvertible, CustomStringConvert
     }
 }
 
-/// Runs `body`, turning wallet and token errors into structured Lua errors (card errors already are).
+/// Runs `body`, turning a token record that does not convert into a structured Lua error. Wallet, token, ledger
+/// and proof-file errors are StructuredErrors and raise their own tables (kind, message, fields) as they are.
 func tokenCall<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch {
-        switch error {
-        case let error as WalletError: throw TokenBindingError(kind: error.kind, error.message)
-        case let error as TokenError: throw TokenBindingError(kind: error.kind, error.message)
-        case let error as RecordConversion.Failure: throw TokenBindingError(kind: "invalid", error.description)
-        case let error as LedgerError: throw TokenBindingError(kind: error.kind, error.message, index: error.index.map { $0 + 1 })
-        default: throw error
-        }
+    do { return try body() } catch let error as RecordConversion.Failure {
+        throw TokenBindingError(kind: "invalid", error.description)
     }
 }
+
+// Raised as their StructuredError tables (RecordLua's default): the same kind, message and fields as --json.
+extension WalletError: LuaErrorConvertible {}
+extension TokenError: LuaErrorConvertible {}
+extension LedgerError: LuaErrorConvertible {}
+extension ProofFileError: LuaErrorConvertible {}
 
 enum TokenTables {
     /// An unsigned amount: an integer, or its decimal text above 2^63-1 (as the program sees it).

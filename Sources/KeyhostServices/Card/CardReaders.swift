@@ -1,3 +1,4 @@
+import KeyhostRecord
 import KeyhostCard
 
 /// A source of card readers (PC/SC, say) for card commands and `keyhost.card` (`KeyhostModules.install(in:cardReaders:)`
@@ -23,10 +24,24 @@ extension CardReaderSource {
 public struct CardReaderState: Sendable, Equatable {
     public var name: String
     public var cardPresent: Bool?
+    /// The card's answer to reset, when one is present and the source reads it.
+    public var atr: [UInt8]?
     /// The reader `name`, with a card or not (nil: unknown).
-    public init(name: String, cardPresent: Bool?) {
+    public init(name: String, cardPresent: Bool?, atr: [UInt8]? = nil) {
         self.name = name
         self.cardPresent = cardPresent
+        self.atr = atr
+    }
+
+    /// The readers of `sources` as `keyhost card list --json` prints them and Lua's `card.list()` returns them:
+    /// `{index, name, card_present, atr}`, numbered from 0 as every command names readers (no virtual reader).
+    public static func listRecord(_ sources: [CardReaderSource]) throws -> Record {
+        var states: [CardReaderState] = []
+        for source in sources { states += try source.readerStates().filter { $0.name != CardReaders.virtual } }
+        return .array(states.enumerated().map { index, state in
+            ["index": .count(index), "name": .string(state.name), "card_present": state.cardPresent.map(Record.bool) ?? .null,
+             "atr": state.cardPresent == true ? .bytes(state.atr) : .null]
+        })
     }
 }
 

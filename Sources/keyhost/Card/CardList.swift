@@ -2,6 +2,7 @@ import KeyhostRecord
 import ArgumentParser
 import KeyhostCrypto
 import KeyhostPCSC
+import KeyhostServices
 
 struct CardList: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,12 +15,9 @@ struct CardList: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
-            let states = try PCSCContext().readerStates()
+            let states = try PCSCReaders().readerStates()
             if json {
-                print(Record.array(states.enumerated().map { index, state in
-                    ["index": .count(index), "name": .string(state.name), "card_present": .bool(state.cardPresent),
-                     "atr": state.cardPresent ? .bytes(state.atr) : .null]
-                }).json())
+                print(try CardReaderState.listRecord([PCSCReaders()]).json())
                 return
             }
             if states.isEmpty {
@@ -27,7 +25,7 @@ struct CardList: ParsableCommand {
                 return
             }
             for (index, state) in states.enumerated() {
-                let card = state.cardPresent ? "card present, ATR \(Hex.encode(state.atr))" : "no card"
+                let card = state.cardPresent == true ? "card present, ATR \(Hex.encode(state.atr ?? []))" : "no card"
                 print("\(index): \(state.name): \(card)")
             }
         }

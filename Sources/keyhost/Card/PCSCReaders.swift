@@ -17,7 +17,7 @@ struct PCSCReaders: CardReaderSource {
 
     /// No reader is an empty list; pcscd not running is an error, which `ReaderChoice` reports as the reason there is no reader.
     func readerStates() throws -> [CardReaderState] {
-        try PCSCContext().readerStates().map { CardReaderState(name: $0.name, cardPresent: $0.cardPresent) }
+        try PCSCContext().readerStates().map { CardReaderState(name: $0.name, cardPresent: $0.cardPresent, atr: $0.cardPresent ? $0.atr : nil) }
     }
 
     func waitForAnyCard(timeout: Double) throws -> String? {

@@ -79,7 +79,7 @@ struct TokenDeposit: ParsableCommand {
                     fields.append(("signer", .string(Hex.encode(signer.compressed))))
                     line += "  signed twice by \(Hex.encode(signer.compressed))"
                     if let proofs {
-                        let path = try write(proof, into: proofs)
+                        let path = try ProofFiles.write(proof, into: proofs)
                         fields.append(("proof_file", .string(path)))
                         line += "  proof: \(path)"
                     }
@@ -100,24 +100,6 @@ struct TokenDeposit: ParsableCommand {
                                                     proxies: try proxyOptions.settings())
         defer { connection.close() }
         return try connection.depositAll(chains).map { LedgerResultRow($0, chain: TokenChain.self) }
-    }
-
-    /// `DIR/<token id>.<proof hash prefix>.khproof`: named by content, so writing it again is a no-op.
-    private func write(_ proof: FraudProof, into dir: String) throws -> String {
-        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw Failure.message("cannot create the proofs folder \(dir): \(String(cString: strerror(errno)))")
-        }
-        let path = "\(dir)/\(Hex.encode(proof.token.token.id)).\(Hex.encode(Hash.sha256(proof.encoded).prefix(8))).khproof"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd < 0 {
-            if errno == EEXIST { return path }
-            throw Failure.message("cannot write the proof \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        let text = Array((proof.armored + "\n").utf8)
-        let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == text.count else { throw Failure.message("cannot write the proof \(path): \(String(cString: strerror(errno)))") }
-        return path
     }
 }
 
