@@ -214,21 +214,30 @@ public enum HTTPTransport {
         HTTPTransportError(.tooLarge, "response body larger than \(maxBodySize >> 20) MiB")
     }
 
-    /// Resolves `host` and connects to the first address that answers, each attempt bounded by `deadline`.
-    static func connect(host: String, port: Int, deadline: UInt64) throws -> Int32 {
+    /// `body` over the addresses `host` resolves to (TCP), or "host not found" with the resolver's reason; `hint`
+    /// is added to that reason. An IP literal is parsed, never looked up (glibc would still ask nscd): a proxy at
+    /// 127.0.0.1 costs no name service traffic at all.
+    static func withAddresses<R>(host: String, port: Int, hint: String = "", _ body: (UnsafeMutablePointer<addrinfo>) throws -> R) throws -> R {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        // An IP literal is parsed, never looked up (glibc would still ask nscd): a proxy at 127.0.0.1 costs no
-        // name service traffic at all.
         hints.ai_flags = isIPAddress(host) ? AI_NUMERICHOST : AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
             let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw HTTPTransportError(.hostNotFound, "host not found (\(reason))")
+            throw HTTPTransportError(.hostNotFound, "host not found (\(reason))\(hint)")
         }
         defer { freeaddrinfo(first) }
+        return try body(first)
+    }
+
+    /// Resolves `host` and connects to the first address that answers, each attempt bounded by `deadline`.
+    static func connect(host: String, port: Int, deadline: UInt64) throws -> Int32 {
+        try withAddresses(host: host, port: port) { try connect(first: $0, deadline: deadline) }
+    }
+
+    private static func connect(first: UnsafeMutablePointer<addrinfo>, deadline: UInt64) throws -> Int32 {
         var lastError = HTTPTransportError(.hostNotFound, "host not found (no addresses)")
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {

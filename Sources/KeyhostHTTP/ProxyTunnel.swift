@@ -89,27 +89,17 @@ enum ProxyTunnel {
 
     /// `host`'s first address, looked up here (`socks5://`, where the user asked for local resolution).
     private static func resolve(_ host: String, port: Int) throws -> [UInt8] {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw HTTPTransportError(.hostNotFound, "host not found (\(reason)); socks5h:// lets the proxy look names up")
-        }
-        defer { freeaddrinfo(first) }
-        let info = first.pointee
-        if info.ai_family == AF_INET6 {
-            return info.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                var address = pointer.pointee.sin6_addr
+        try HTTPTransport.withAddresses(host: host, port: port, hint: "; socks5h:// lets the proxy look names up") { first in
+            if first.pointee.ai_family == AF_INET6 {
+                return first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    var address = pointer.pointee.sin6_addr
+                    return withUnsafeBytes(of: &address) { Array($0) }
+                }
+            }
+            return first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                var address = pointer.pointee.sin_addr
                 return withUnsafeBytes(of: &address) { Array($0) }
             }
-        }
-        return info.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-            var address = pointer.pointee.sin_addr
-            return withUnsafeBytes(of: &address) { Array($0) }
         }
     }
 

@@ -29,15 +29,20 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from threaded_asyncio import ThreadedAsyncioServer  # noqa: E402
+
 # The Bitcoin genesis block header: the whole chain this server knows.
 GENESIS = ("0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc388"
            "8a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c")
 LINE_LIMIT = 64 << 20
 
 
-class ElectrumTestServer:
+class ElectrumTestServer(ThreadedAsyncioServer):
     def __init__(self, histories=None, transactions=None, *, certfile=None, keyfile=None, protocol="1.4",
                  batches="answer", close_first_batches=0, errors=None, huge_line=0, garbage=False, ping_flag=None):
+        super().__init__()
+        self.limit = LINE_LIMIT
         self.histories = histories or {}        # script hash -> [{"tx_hash", "height", ...}]
         self.transactions = transactions or {}  # txid -> raw hex
         self.protocol = protocol                # what server.version answers
@@ -63,51 +68,8 @@ class ElectrumTestServer:
         self.scripthash_calls = collections.Counter()  # get_history calls per script hash
         self.message_times = []                         # time.monotonic() of every request message
         self.clients = []
-        self.port = None
-        self._loop = None
-        self._server = None
-        self._thread = None
         self._closed_batches = 0
         self._random = random.Random(7)
-
-    # ------------------------------------------------------------------ running
-
-    def start(self):
-        """Serves on 127.0.0.1 from a thread of its own; returns the port."""
-        ready = threading.Event()
-
-        def run():
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._listen())
-            ready.set()
-            self._loop.run_forever()
-            self._loop.close()
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        ready.wait()
-        return self.port
-
-    async def _listen(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.ssl_context, limit=LINE_LIMIT)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    def stop(self):
-        """Closes the listener and every connection, then ends the thread."""
-        if not self._loop:
-            return
-
-        async def shut_down():
-            self._server.close()
-            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(shut_down(), self._loop).result(timeout=30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
-        self._loop = None
 
     def stats(self):
         with self.lock:

@@ -11,55 +11,19 @@ went through it and compare with what the servers saw.
 import asyncio
 import threading
 
+from threaded_asyncio import ThreadedAsyncioServer
 
-class TestProxy:
+
+class TestProxy(ThreadedAsyncioServer):
     __test__ = False  # a helper, not a pytest test class
     def __init__(self, names=None, *, auth=None):
+        super().__init__()
         self.names = dict(names or {})  # host name -> IP address the proxy connects to
         self.auth = auth                # (user, password) required, or None: no authentication
         self.lock = threading.Lock()
         self.connections = 0
         self.tunnels = []               # {"kind", "atyp", "host", "port", "user"}
         self.refusals = []              # why a connection was refused
-        self.port = None
-        self._loop = None
-        self._server = None
-        self._thread = None
-
-    def start(self):
-        ready = threading.Event()
-
-        def run():
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._listen())
-            ready.set()
-            self._loop.run_forever()
-            self._loop.close()
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        ready.wait()
-        return self.port
-
-    async def _listen(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    def stop(self):
-        if not self._loop:
-            return
-
-        async def shut_down():
-            self._server.close()
-            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(shut_down(), self._loop).result(timeout=30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
-        self._loop = None
 
     def hosts(self):
         with self.lock:
