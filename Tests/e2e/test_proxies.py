@@ -54,6 +54,14 @@ def used(report):
     return sorted((entry["chain"], entry["index"]) for entry in report["accounts"][0]["used"])
 
 
+def strace_works():
+    """Whether strace can trace a child here (a container without ptrace rights cannot)."""
+    try:
+        return subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect", "-o", "/dev/null", "true"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def connects(trace):
     """Every connect() strace saw: (family, address, port) with sockets' paths as the address for AF_UNIX."""
     found = []
@@ -92,14 +100,18 @@ def test_socks5h_carries_every_connection_and_nothing_is_looked_up_here(keyhost_
     esplora = servers(EsploraTestServer(bdk_addresses(USED)))
     proxy = servers(TestProxy({"esplora.invalid": "127.0.0.1"}))
     trace = tmp_path / "connects"
+    traced = strace_works()
     report = discover(keyhost_bin, f"esplora:http://esplora.invalid:{esplora.port}", "--proxy", f"socks5h://127.0.0.1:{proxy.port}",
-                      prefix=["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace)])
+                      prefix=["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace)] if traced else ())
     assert used(report) == expected
     # The name went to the proxy as a name; every server connection came through the proxy, kept alive.
     assert proxy.tunnels and {(t["atyp"], t["host"], t["port"]) for t in proxy.tunnels} == {("domain", "esplora.invalid", esplora.port)}
     assert esplora.stats()["connections"] == len(proxy.tunnels) <= 2
     assert esplora.stats()["requests"] == report["totals"]["addresses_checked"]
-    # keyhost itself connected to the proxy and nowhere else (no server, no DNS, no nscd).
+    # keyhost itself connected to the proxy and nowhere else (no server, no DNS, no nscd). Where strace cannot
+    # trace, the *.invalid name (which resolves nowhere but at the proxy) and the counts above still show it.
+    if not traced:
+        pytest.skip("strace cannot trace here (no ptrace rights): the connect() list was not checked")
     seen = connects(trace)
     assert seen and all(c == ("AF_INET", "127.0.0.1", proxy.port) for c in seen), seen
 
