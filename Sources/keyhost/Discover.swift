@@ -138,7 +138,7 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("Scan many wallets: a file of JSON lines, one wallet per line ({\"id\", \"xpub\" | \"descriptor\" | \"mnemonic_env\", options}), or - for standard input; see docs/discovery-jobs.md.", valueName: "file"))
     var jobs: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --jobs: wallets scanned at once (default 4); they share the source's connections and --rate.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --jobs: wallets scanned at once; they share the source's connections and --rate.", valueName: "n"))
     var walletsAtOnce: Int = 4
 
     @Option(parsing: .unconditional, help: ArgumentHelp("At most N requests a second to the source (HTTP requests, Electrum messages), over the whole run.", valueName: "n"))
