@@ -91,11 +91,15 @@ final class HTTPClient {
     private let tlsLock = Mutex(())
     /// Connections kept between requests, at most one per request in flight.
     let pool: HTTPConnectionPool?
+    /// Requests in flight over everyone using this client (a job's wallets share one), so that connections too
+    /// stay within `maxConcurrentRequests`.
+    private let inFlight: DispatchSemaphore
 
     init(options: HTTPOptions) throws {
         try options.validate()
         self.options = options
         pool = options.keepAlive ? HTTPConnectionPool(maxIdlePerOrigin: options.maxConcurrentRequests) : nil
+        inFlight = DispatchSemaphore(value: options.maxConcurrentRequests)
     }
 
     private func tls() throws -> TLSContext {
@@ -146,6 +150,8 @@ final class HTTPClient {
     private func send(_ request: HTTPRequest) -> Result<HTTPResponse, Error> {
         var headers = [("User-Agent", options.userAgent), ("Accept", "application/json")]
         if let contentType = request.contentType { headers.append(("Content-Type", contentType)) }
+        inFlight.wait()
+        defer { inFlight.signal() }
         options.rateLimiter?.wait()
         return Result {
             try HTTPTransport.send(url: request.url, method: request.method, headers: headers, body: request.body,

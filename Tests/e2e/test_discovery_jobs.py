@@ -255,3 +255,24 @@ def test_lua_scan_jobs_matches_the_command_line(keyhost_bin, job, server, tmp_pa
     assert [row[2] for row in out[13:19]] == ["true"] * 6  # the second run takes every wallet from the checkpoint
     assert out[19][0] == "false" and 'wallets:1: unknown key "gap"' in out[19][1]
     assert all(sorted(row[3].split()) == sorted(a for _, _, a in expected[row[0]]) for row in out[:6])
+
+
+def test_an_esplora_job_keeps_to_parallel_connections(keyhost_bin, job, tmp_path):
+    """HTTP sources too: the wallets share one client, so its --parallel bounds requests in flight and connections
+    for the whole job (kept alive), not per wallet."""
+    from esplora_server import EsploraTestServer
+    lines, _, expected, _ = job
+    server = EsploraTestServer({address for wallet in expected.values() for _, _, address in wallet})
+    port = server.start()
+    try:
+        job_file = tmp_path / "wallets.jsonl"
+        job_file.write_text("\n".join(lines[:20]) + "\n")
+        result = subprocess.run([keyhost_bin, "discover", "--jobs", str(job_file), "--source", f"esplora:http://127.0.0.1:{port}",
+                                 "--gap-limit", str(GAP), "--wallets-at-once", "5", "--parallel", "2", "--json"],
+                                capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=600)
+        assert result.returncode == 0, result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [used_of(row["result"]) for row in rows] == [expected[f"w{i:03}"] for i in range(20)]
+        assert server.stats()["connections"] <= 2
+    finally:
+        server.stop()
