@@ -17,7 +17,10 @@ public enum Base64 {
     public static func encode(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: standard, padding: true) }
 
     /// URL-safe base64 without padding.
-    public static func encodeURL(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: url, padding: false) }
+    public static func encodeURL(_ bytes: [UInt8]) -> String { String(decoding: encodeURLBytes(bytes), as: UTF8.self) }
+
+    /// The same as bytes, for a secret the caller wipes afterwards (a String's storage cannot be wiped).
+    public static func encodeURLBytes(_ bytes: [UInt8]) -> [UInt8] { encodeBytes(bytes, alphabet: url, padding: false) }
 
     /// Standard base64: a multiple of 4 characters, at most two `=` at the end; whitespace around it (a file's
     /// trailing newline) is ignored. Nil for anything else.
@@ -40,6 +43,10 @@ public enum Base64 {
     }
 
     private static func encode(_ bytes: [UInt8], alphabet: [UInt8], padding: Bool) -> String {
+        String(decoding: encodeBytes(bytes, alphabet: alphabet, padding: padding), as: UTF8.self)
+    }
+
+    private static func encodeBytes(_ bytes: [UInt8], alphabet: [UInt8], padding: Bool) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -54,7 +61,7 @@ public enum Base64 {
             for shift in [18, 12, 6].prefix(rest + 1) { out.append(alphabet[Int(n >> UInt32(shift) & 63)]) }
             if padding { out += [UInt8](repeating: UInt8(ascii: "="), count: 3 - rest) }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static func decode<S: Sequence>(_ text: S, values: [UInt8], canonical: Bool) -> [UInt8]? where S.Element == UInt8 {

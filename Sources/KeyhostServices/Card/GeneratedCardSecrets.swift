@@ -29,7 +29,7 @@ public struct GeneratedCardSecrets {
         self.puk = SecretBytes(puk)
         if pairingPassword {
             var bytes = random.bytes(12)
-            var text = Self.base64url(bytes)
+            var text = Base64.encodeURLBytes(bytes)
             self.pairingPassword = SecretBytes(text)
             zero(&bytes); zero(&text)
         } else {
@@ -62,17 +62,6 @@ public struct GeneratedCardSecrets {
             zero(&batch)
         }
         return digits
-    }
-
-    /// RFC 4648 base64url of `bytes` (a multiple of 3 long: no padding).
-    static func base64url(_ bytes: [UInt8]) -> [UInt8] {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var text: [UInt8] = []
-        for start in stride(from: 0, to: bytes.count - bytes.count % 3, by: 3) {
-            let group = UInt32(bytes[start]) << 16 | UInt32(bytes[start + 1]) << 8 | UInt32(bytes[start + 2])
-            for shift in [18, 12, 6, 0] { text.append(alphabet[Int((group >> UInt32(shift)) & 0x3F)]) }
-        }
-        return text
     }
 }
 

@@ -41,7 +41,7 @@ public final class CardAccountExporter {
     public func masterFingerprint() throws -> UInt32? {
         guard let key = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
         exportCommands += 1
-        return Hash.hash160(key.compressed).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+        return key.fingerprint
     }
 }
 
