@@ -23,13 +23,18 @@ public enum AtomicFile {
     /// Writes `bytes` to `path`; a new file gets `mode` less the umask. With `replace` false an existing
     /// `path` is left alone and the write fails with EEXIST's reason ("File exists"), also when another
     /// process creates it meanwhile: the finished file is linked in, which never replaces.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
-        try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, replace: replace) }
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true,
+                             temporary: String? = nil, beforeRename: (() throws -> Void)? = nil) throws {
+        try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, replace: replace, temporary: temporary, beforeRename: beforeRename) }
     }
 
     /// The same from memory the caller owns (and wipes: pairing keys, wallets), so no copy of it is left behind.
-    public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o666, replace: Bool = true) throws {
-        let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    /// `temporary`: a fixed name for the temporary file (a stale one is replaced) instead of a fresh one per
+    /// write; `beforeRename` runs once the temporary file is complete (a test throws there to play a crash).
+    public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o666, replace: Bool = true,
+                             temporary fixed: String? = nil, beforeRename: (() throws -> Void)? = nil) throws {
+        let temporary = fixed ?? "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        if fixed != nil { unlink(temporary) }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure(path) }
         if let code = WriteAll.write(fd, bytes) {
@@ -42,6 +47,7 @@ public enum AtomicFile {
             unlink(temporary)
             throw error
         }
+        try beforeRename?()
         // link never replaces an existing file (EEXIST); rename does.
         guard (replace ? rename(temporary, path) : link(temporary, path)) == 0 else {
             let error = failure(path)

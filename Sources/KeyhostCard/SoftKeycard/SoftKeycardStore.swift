@@ -56,33 +56,10 @@ public final class SoftKeycardStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let data = try encoder.encode(state)
-        let tmp = temporaryPath
-        unlink(tmp)
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SoftKeycardError.io(path: tmp, operation: "open", errno: errno) }
-        var written = 0
-        let ok = data.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            while written < raw.count {
-                let n = write(fd, base + written, raw.count - written)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                written += n
-            }
-            return true
-        }
-        guard ok, fsync(fd) == 0 else {
-            let code = errno
-            close(fd)
-            unlink(tmp)
-            throw SoftKeycardError.io(path: tmp, operation: "write", errno: code)
-        }
-        close(fd)
-        try beforeRename?()
-        guard rename(tmp, url.path) == 0 else { throw SoftKeycardError.io(path: url.path, operation: "rename", errno: errno) }
-        let dir = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 {
-            _ = fsync(dir)
-            close(dir)
+        do {
+            try AtomicFile.write(Array(data), to: url.path, mode: 0o600, temporary: temporaryPath, beforeRename: beforeRename)
+        } catch let error as AtomicFile.WriteError {
+            throw SoftKeycardError.io(path: error.path, operation: "write", errno: error.code)
         }
     }
 }
