@@ -121,9 +121,7 @@ public enum HTTPTransport {
         let forwarded = proxy.flatMap { $0.kind == .http && !target.https ? $0 : nil }
         let origin = "\(target.https ? "https" : "http")://\(target.authority)"
         var requestHeaders = headers
-        if let forwarded, let user = forwarded.username {
-            requestHeaders.append(("Proxy-Authorization", "Basic " + Base64.encode(Array("\(user):\(forwarded.password ?? "")".utf8))))
-        }
+        if let authorization = forwarded?.basicAuthorization { requestHeaders.append(("Proxy-Authorization", authorization)) }
         let requestTarget = forwarded == nil ? target.pathAndQuery : origin + target.pathAndQuery
         var request = Data(head(method, requestTarget, target.authority, headers: requestHeaders, body: body, keepAlive: pool != nil).utf8)
         if let body { request.append(body) }
@@ -141,17 +139,8 @@ public enum HTTPTransport {
                 throw error
             }
         }
-        let stream: SocketStream
-        if let forwarded {
-            do {
-                stream = try SocketStream.connect(host: forwarded.host, port: forwarded.port, tls: nil, timeout: timeout)
-            } catch let error as HTTPTransportError where error.kind != .timedOut {
-                throw HTTPTransportError(.proxy, "cannot reach the proxy \(forwarded): \(error.message)")
-            }
-        } else {
-            stream = try SocketStream.connect(host: target.host, port: target.port, tls: target.https ? tls() : nil,
-                                              timeout: timeout, proxy: proxy)
-        }
+        let stream = try forwarded.map { try SocketStream.connect(toProxy: $0, timeout: timeout) }
+            ?? SocketStream.connect(host: target.host, port: target.port, tls: target.https ? tls() : nil, timeout: timeout, proxy: proxy)
         pool?.countOpened()
         do {
             return try exchange(stream, request, method: method, pool: pool, origin: origin)

@@ -112,6 +112,15 @@ public struct Proxy: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
+    /// The `Proxy-Authorization` value for an HTTP proxy (`Basic` of user:password), nil without a user name:
+    /// the one place it is written, for CONNECT tunnels and forwarded requests alike.
+    var basicAuthorization: String? {
+        guard let username else { return nil }
+        var secret = Array("\(username):\(password ?? "")".utf8)
+        defer { for index in secret.indices { secret[index] = 0 } }
+        return "Basic " + Base64.encode(secret)
+    }
+
     /// `text` with any `:password@` replaced, for error messages.
     static func redacted(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }

@@ -108,11 +108,7 @@ enum ProxyTunnel {
     private static func connect(_ stream: SocketStream, _ proxy: Proxy, host: String, port: Int) throws {
         let authority = display(host, port)
         var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
-        if let user = proxy.username {
-            var secret = Array("\(user):\(proxy.password ?? "")".utf8)
-            defer { zero(&secret) }
-            head += "Proxy-Authorization: Basic \(Base64.encode(secret))\r\n"
-        }
+        if let authorization = proxy.basicAuthorization { head += "Proxy-Authorization: \(authorization)\r\n" }
         head += "\r\n"
         var bytes = Array(head.utf8)
         defer { zero(&bytes) }

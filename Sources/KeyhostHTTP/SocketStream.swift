@@ -31,17 +31,8 @@ public final class SocketStream: @unchecked Sendable {
     /// as `tls` says), all within `timeout` seconds. Through a `socks5h` proxy `host` is never looked up here.
     public static func connect(host: String, port: Int, tls: TLSContext?, timeout: Double, proxy: Proxy? = nil) throws -> SocketStream {
         let deadline = monotonicDeadline(after: timeout)
-        let fd: Int32
-        if let proxy {
-            do {
-                fd = try HTTPTransport.connect(host: proxy.host, port: proxy.port, deadline: deadline)
-            } catch let error as HTTPTransportError where error.kind != .timedOut {
-                throw HTTPTransportError(.proxy, "cannot reach the proxy \(proxy): \(error.message)")
-            }
-        } else {
-            fd = try HTTPTransport.connect(host: host, port: port, deadline: deadline)
-        }
-        let stream = SocketStream(fd: fd, deadline: deadline, tls: nil)
+        let stream = try proxy.map { try connect(toProxy: $0, deadline: deadline) }
+            ?? SocketStream(fd: try HTTPTransport.connect(host: host, port: port, deadline: deadline), deadline: deadline, tls: nil)
         do {
             if let proxy { try ProxyTunnel.open(stream, through: proxy, to: host, port: port) }
             if let tls { try stream.startTLS(tls, host: host) }
@@ -50,6 +41,20 @@ public final class SocketStream: @unchecked Sendable {
             throw error
         }
         return stream
+    }
+
+    /// A plain connection to `proxy` itself, within `timeout` seconds (a forwarded plain-http request goes on it).
+    static func connect(toProxy proxy: Proxy, timeout: Double) throws -> SocketStream {
+        try connect(toProxy: proxy, deadline: monotonicDeadline(after: timeout))
+    }
+
+    /// The one place a proxy is connected to; a failure names the proxy.
+    private static func connect(toProxy proxy: Proxy, deadline: UInt64) throws -> SocketStream {
+        do {
+            return SocketStream(fd: try HTTPTransport.connect(host: proxy.host, port: proxy.port, deadline: deadline), deadline: deadline, tls: nil)
+        } catch let error as HTTPTransportError where error.kind != .timedOut {
+            throw HTTPTransportError(.proxy, "cannot reach the proxy \(proxy): \(error.message)")
+        }
     }
 
     /// Handshakes TLS with `host` over the connected socket (nothing may be buffered: TLS reads the socket itself).
