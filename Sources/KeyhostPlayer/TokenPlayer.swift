@@ -9,8 +9,46 @@ public struct TokenPlayer {
     /// Lua sources of the pure helper modules the capability offers (`hex`, `json`), by name.
     public var helperModules: [String: [UInt8]]
 
+    /// A sandboxed state made ahead of time by `prepare()`, taken by the first run that fits it.
+    private let ready = ReadyState()
+
     public init(helperModules: [String: [UInt8]]) {
         self.helperModules = helperModules
+    }
+
+    /// Holds at most one state that has run nothing; taking it leaves none, so no state serves two runs.
+    final class ReadyState {
+        var state: LuaState?
+
+        func take(for limits: SandboxLimits) -> LuaState? {
+            guard let state, state.lowerLimits(to: limits) else { return nil }
+            self.state = nil
+            return state
+        }
+    }
+
+    /// Initialises what any run touches (the lazily opened libraries, secp256k1's context, the Swift
+    /// runtime's type and conformance caches, lazily bound symbols) by decoding and running keyhost's
+    /// own constant warm-up program on a made-up token: a fork server does this once, so that its
+    /// children start with it done. No token's program runs here, and the warm-up's state is closed.
+    public func prepare() {
+        for f in [Hash.sha256, Hash.sha512, Hash.sha256d, Hash.hash160, Hash.ripemd160, Hash.keccak256] { _ = f([]) }
+        _ = Hash.hmacSHA256(key: [1], data: [])
+        guard let key = try? PrivateKey(bytes: Hash.sha256(Array("keyhost warm-up".utf8))) else { return }
+        let program = "local t = ... t.emit{ v = t.token.value, h = t.hash.sha256(t.token.id) }"
+        let token = Token(id: Array(repeating: 1, count: 32), issuer: key.publicKey.xOnly, value: 1, unit: "warm-up",
+                          program: TokenProgram(kind: .luaSource, code: Array(program.utf8)), holder: key.publicKey)
+        guard let signed = try? SignedToken.issue(token, issuerKey: key) else { return }
+        let request = RunRequest(token: signed, arguments: .map([CBORPair(.text("a"), .unsigned(1))]), now: 0,
+                                 limits: .walletDefault, bytecodeAllowed: false)
+        guard let decoded = try? RunRequest(encoded: request.encoded) else { return }
+        let outcome = run(decoded)
+        _ = try? RunOutcome(encoded: outcome.encoded)
+        // The state the next run will use, set up now: made after the warm-up, so it has run nothing.
+        // In a fork server every child gets its own copy of it, and the server itself never runs it.
+        let limits = RunLimits.walletDefault
+        ready.state = try? LuaState(profile: .deterministicSandbox(SandboxLimits(
+            memoryBytes: Int(limits.memoryBytes), instructions: limits.instructions, seconds: Double(limits.timeMillis) / 1000)))
     }
 
     /// Runs the request's program; never throws: every failure is an outcome.
@@ -30,8 +68,12 @@ public struct TokenPlayer {
             seconds: Double(request.limits.timeMillis) / 1000
         )
         let state: LuaState
-        do { state = try LuaState(profile: .deterministicSandbox(limits)) } catch {
-            return .failed(kind: "setup", message: String(describing: error))
+        if let made = ready.take(for: limits) {
+            state = made
+        } else {
+            do { state = try LuaState(profile: .deterministicSandbox(limits)) } catch {
+                return .failed(kind: "setup", message: String(describing: error))
+            }
         }
         let emitted = Emitted()
         do {

@@ -33,6 +33,143 @@ public enum TokenWorker {
         return 0
     }
 
+    /// The fork server (`keyhost token _worker --fork`): a template process that never runs a
+    /// program itself. Each run is a child forked from it, which takes exactly one request, puts
+    /// its limits on itself, runs that one program in a fresh Lua state and exits; the template
+    /// passes on the child's answer, or says how the child ended. The next child is forked, and
+    /// gets ready, while the wallet is still committing the last run, so a run waits for neither
+    /// an exec nor a fork. Returns the exit status.
+    public static func serveForking(player: TokenPlayer) -> Int32 {
+        _ = khp_die_with_parent()
+        set(RLIMIT_CORE, 0)
+        set(RLIMIT_FSIZE, 0)
+        // A child of a multi-threaded process may find a lock held by a thread that no longer exists.
+        guard khp_thread_count() == 1 else {
+            _ = answer(.failed(kind: "setup", message: "the worker's fork server has \(khp_thread_count()) threads; it forks only when single-threaded"))
+            return 4
+        }
+        // What every run needs is loaded here once (the lazily opened libraries), so no child loads anything.
+        player.prepare()
+        let template = getpid()
+        var previous: pid_t = 0
+        while true {
+            // The child for the next request, forked before that request comes.
+            let child: Child
+            switch Child.fork(template: template, player: player) {
+            case .success(let c): child = c
+            case .failure(let failure):
+                let message = failure.message
+                if previous > 0 { _ = reap(previous) }
+                // Without a child nothing can run: answer the next request with why, then end.
+                if (try? WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes)) ?? nil == nil { return 0 }
+                _ = answer(.failed(kind: "crashed", message: message))
+                return 3
+            }
+            // The last run's child has answered and is ending; it is waited for here, while the wallet commits.
+            if previous > 0 { _ = reap(previous) }
+            previous = 0
+            let request: [UInt8]
+            do {
+                guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else {
+                    child.dismiss()
+                    return 0
+                }
+                request = bytes
+            } catch {
+                child.dismiss()
+                return answer(.failed(kind: "setup", message: "the worker could not read its request: \(error)"))
+            }
+            let sent = (try? WorkerFraming.write(request, to: child.requests)) != nil
+            close(child.requests)
+            let reply = sent ? (try? WorkerFraming.read(from: child.answers, limit: TokenLimits.maxEffectsBytes + (64 << 10))) ?? nil : nil
+            close(child.answers)
+            let status: Int32
+            if let reply {
+                status = relay(reply)
+                previous = child.pid
+            } else {
+                status = answer(.failed(kind: "crashed", message: "the run's process ended without an answer (\(reap(child.pid).text))"))
+            }
+            if status != 0 { return status }
+        }
+    }
+
+    private struct ForkFailure: Error { let message: String }
+
+    /// A forked child waiting for its one request.
+    private struct Child {
+        let pid: pid_t
+        /// The template's ends: the request goes in, the answer comes out.
+        let requests: Int32
+        let answers: Int32
+
+        static func fork(template: pid_t, player: TokenPlayer) -> Result<Child, ForkFailure> {
+            var down: [Int32] = [-1, -1], up: [Int32] = [-1, -1]
+            guard khp_pipe_cloexec(&down) == 0 else { return .failure(ForkFailure(message: "the worker cannot create a pipe: \(String(cString: strerror(errno)))")) }
+            guard khp_pipe_cloexec(&up) == 0 else {
+                close(down[0]); close(down[1])
+                return .failure(ForkFailure(message: "the worker cannot create a pipe: \(String(cString: strerror(errno)))"))
+            }
+            let pid = khp_fork()
+            if pid == 0 {
+                close(down[1])
+                close(up[0])
+                _ = khp_die_with_parent_pid(template)
+                _exit(runOne(player: player, requestFrom: down[0], answerTo: up[1]))
+            }
+            close(down[0])
+            close(up[1])
+            guard pid > 0 else {
+                close(down[1]); close(up[0])
+                return .failure(ForkFailure(message: "the worker cannot fork: \(String(cString: strerror(errno)))"))
+            }
+            return .success(Child(pid: pid, requests: down[1], answers: up[0]))
+        }
+
+        /// No request will come: the child ends at end of input.
+        func dismiss() {
+            close(requests)
+            close(answers)
+            _ = reap(pid)
+        }
+    }
+
+    /// In a forked child: get ready, then take one request, limit, run and answer on `fd`.
+    private static func runOne(player: TokenPlayer, requestFrom input: Int32, answerTo fd: Int32) -> Int32 {
+        // The wallet's pipes are the template's: this child reads only its own request and answers only the template.
+        close(0)
+        close(1)
+        let size = addressSpaceInUse()
+        let outcome: RunOutcome
+        do {
+            guard let bytes = try WorkerFraming.read(from: input, limit: RunRequest.maxEncodedBytes) else { return 0 }
+            let request = try RunRequest(encoded: bytes)
+            limitSelf(request.limits, addressSpaceInUse: size, cpuUsed: 0)
+            outcome = player.run(request)
+        } catch {
+            outcome = .failed(kind: "setup", message: "the worker could not read its request: \(error)")
+        }
+        do { try WorkerFraming.write(outcome.encoded, to: fd) } catch { return 3 }
+        return 0
+    }
+
+    private static func relay(_ bytes: [UInt8]) -> Int32 {
+        do { try WorkerFraming.write(bytes, to: 1) } catch { return 3 }
+        return 0
+    }
+
+    /// Waits for a child; its signal (0 if it exited) and a description of how it ended.
+    private static func reap(_ pid: pid_t) -> (signal: Int32, text: String) {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return (0, "status unknown") }
+        }
+        let signal = status & 0x7F
+        if signal == 0 { return (0, "exit status \((status >> 8) & 0xFF)") }
+        let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
+        return (signal, "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")")
+    }
+
     private static func answer(_ outcome: RunOutcome) -> Int32 {
         do { try WorkerFraming.write(outcome.encoded, to: 1) } catch { return 3 }
         return 0
@@ -43,6 +180,21 @@ public enum TokenWorker {
     /// (counted from what the process has used so far, since RLIMIT_CPU counts the whole process).
     /// Only soft limits move, so a warm worker can set them again for its next run.
     static func limitSelf(_ limits: RunLimits) {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        limitSelf(limits, addressSpaceInUse: addressSpaceInUse(), cpuUsed: UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec))
+    }
+
+    static func limitSelf(_ limits: RunLimits, addressSpaceInUse current: UInt64, cpuUsed: UInt64) {
+        if current > 0 {
+            let arena = UInt64(SandboxLimits.addressSpaceReserved(memoryBytes: Int(clamping: limits.memoryBytes)))
+            set(RLIMIT_AS, current + limits.memoryBytes * 2 + arena + (256 << 20), soft: true)
+        }
+        set(RLIMIT_CPU, cpuUsed + (limits.timeMillis + 999) / 1000 + 1, soft: true)
+    }
+
+    /// The process's address space in bytes (/proc/self/statm), 0 when it cannot be read.
+    static func addressSpaceInUse() -> UInt64 {
         let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
         var current: UInt64 = 0
         if let statm = fopen("/proc/self/statm", "r") {
@@ -50,14 +202,7 @@ public enum TokenWorker {
             if withUnsafeMutablePointer(to: &size, { fscanfSize(statm, $0) }) { current = UInt64(size) * page }
             fclose(statm)
         }
-        if current > 0 {
-            let arena = UInt64(SandboxLimits.addressSpaceReserved(memoryBytes: Int(clamping: limits.memoryBytes)))
-            set(RLIMIT_AS, current + limits.memoryBytes * 2 + arena + (256 << 20), soft: true)
-        }
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let used = UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        set(RLIMIT_CPU, used + (limits.timeMillis + 999) / 1000 + 1, soft: true)
+        return current
     }
 
     private static func fscanfSize(_ file: UnsafeMutablePointer<FILE>, _ out: UnsafeMutablePointer<UInt>) -> Bool {

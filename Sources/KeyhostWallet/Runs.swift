@@ -1,3 +1,5 @@
+import KeyhostTokens
+
 /// A token claimed for one run: what `commitRun` and `abortRun` need to finish exactly that run.
 public struct PendingRun: Equatable, Sendable {
     /// The token being run.
@@ -23,4 +25,26 @@ public struct ReconciledRun: Equatable, Sendable {
     public let owner: RunOwner
     /// Unix seconds when that run began.
     public let startedAt: Int64
+}
+
+/// A run ready to commit: what `TokenStore.commitRun` records (see there).
+public struct SpentRun: Sendable {
+    public let run: PendingRun
+    public let effects: [UInt8]
+    public let receipt: [UInt8]
+    public let receiptID: [UInt8]
+    public let spentAt: Int64
+    public let outgoing: (requestID: [UInt8], chain: TokenChain)?
+    public let paymentAmount: UInt64?
+
+    public init(run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64,
+                outgoing: (requestID: [UInt8], chain: TokenChain)? = nil, paymentAmount: UInt64? = nil) {
+        self.run = run
+        self.effects = effects
+        self.receipt = receipt
+        self.receiptID = receiptID
+        self.spentAt = spentAt
+        self.outgoing = outgoing
+        self.paymentAmount = paymentAmount
+    }
 }

@@ -7,9 +7,55 @@ extension TokenStore {
     /// Claims token `id` for one run by `owner`: HELD becomes PENDING. Throws `already_spent`,
     /// `running` (another live process holds it) or `not_found`.
     public func beginRun(id: [UInt8], owner: RunOwner, startedAt: Int64) throws -> PendingRun {
+        let runID = Self.newRunID()
+        // The claim need not reach the disk before the run starts: in WAL mode a commit with
+        // synchronous=NORMAL survives a crash of this process, and only a power cut can lose it.
+        // A lost PENDING means the wallet still says HELD after the reboot, and the program's
+        // effects were never committed either (commitRun is FULL), so the run simply never
+        // happened. Saving the fsync makes starting a run cheap.
+        try write("begin a run of token \(Self.short(id))", durability: .normal) { db in
+            try claim(db, id: id, runID: runID, owner: owner, startedAt: startedAt)
+        }
+        return PendingRun(tokenID: id, runID: runID, owner: owner)
+    }
+
+    /// Claims many tokens in one transaction (not fsynced, as `beginRun`), each on its own: a token
+    /// that cannot be claimed gets its error and the others are claimed all the same.
+    public func beginRuns(ids: [[UInt8]], owner: RunOwner, startedAt: Int64) throws -> [Result<PendingRun, WalletError>] {
+        try write("begin the runs of \(ids.count) tokens", durability: .normal) { db in
+            try ids.map { id in
+                let runID = Self.newRunID()
+                if let error = try Self.alone(db, { try claim(db, id: id, runID: runID, owner: owner, startedAt: startedAt) }) {
+                    return .failure(error)
+                }
+                return .success(PendingRun(tokenID: id, runID: runID, owner: owner))
+            }
+        }
+    }
+
+    private static func newRunID() -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        let runID = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let claim: (Connection) throws -> Bool = { db in
+        return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    /// Runs `body` inside a savepoint of the caller's transaction: a WalletError it throws undoes
+    /// what it wrote and is returned; any other error ends the whole transaction.
+    static func alone(_ db: Connection, _ body: () throws -> Void) throws -> WalletError? {
+        try db.execute("SAVEPOINT one_token")
+        do {
+            try body()
+            try db.execute("RELEASE one_token")
+            return nil
+        } catch let error as WalletError {
+            try db.execute("ROLLBACK TO one_token")
+            try db.execute("RELEASE one_token")
+            return error
+        }
+    }
+
+    /// HELD → PENDING for `runID`, inside the caller's transaction, or the reason it cannot be.
+    private func claim(_ db: Connection, id: [UInt8], runID: [UInt8], owner: RunOwner, startedAt: Int64) throws {
+        let update: () throws -> Bool = {
             try db.execute(
                 """
                 UPDATE tokens SET state = 'PENDING', run_id = ?, owner_pid = ?, owner_start = ?, owner_boot = ?, pending_since = ?
@@ -18,37 +64,29 @@ extension TokenStore {
                 [runID, owner.pid, Int64(bitPattern: owner.startTime), owner.bootID, startedAt, id])
             return db.changes == 1
         }
-        // The claim need not reach the disk before the run starts: in WAL mode a commit with
-        // synchronous=NORMAL survives a crash of this process, and only a power cut can lose it.
-        // A lost PENDING means the wallet still says HELD after the reboot, and the program's
-        // effects were never committed either (commitRun is FULL), so the run simply never
-        // happened. Saving the fsync makes starting a run cheap.
-        try write("begin a run of token \(Self.short(id))", durability: .normal) { db in
-            if try claim(db) { return }
-            guard let row = try db.fetchOne(
-                "SELECT state, run_id, owner_pid, owner_start, owner_boot, pending_since, spent_at, receipt_id FROM tokens WHERE id = ?", [id])
-            else {
-                throw WalletError.notFound("token \(Self.short(id)) is not in the wallet")
-            }
-            switch try Self.state(row) {
-            case .spent:
-                throw WalletError.alreadySpent(try Self.spentMessage(id, row))
-            case .pending:
-                let holder = try Self.owner(row)
-                // A dead holder can never commit: reset its claim here, in this same transaction,
-                // and claim the token for this run instead.
-                if !holder.isAlive {
-                    try resetToHeld(db, id: id, runID: row["run_id"])
-                    if try claim(db) { return }
-                }
-                let since: Int64 = try row["pending_since"] ?? 0
-                throw WalletError.running("token \(Self.short(id)) is being run by process \(holder.pid) since \(UTCTime.iso8601(since)); wait for it to finish")
-            case .held:
-                // The write lock has been held since the UPDATE, so nobody can have changed it.
-                throw WalletError.store("wallet \(path): token \(Self.short(id)) is HELD but could not be claimed")
-            }
+        if try update() { return }
+        guard let row = try db.fetchOne(
+            "SELECT state, run_id, owner_pid, owner_start, owner_boot, pending_since, spent_at, receipt_id FROM tokens WHERE id = ?", [id])
+        else {
+            throw WalletError.notFound("token \(Self.short(id)) is not in the wallet")
         }
-        return PendingRun(tokenID: id, runID: runID, owner: owner)
+        switch try Self.state(row) {
+        case .spent:
+            throw WalletError.alreadySpent(try Self.spentMessage(id, row))
+        case .pending:
+            let holder = try Self.owner(row)
+            // A dead holder can never commit: reset its claim here, in this same transaction,
+            // and claim the token for this run instead.
+            if !holder.isAlive {
+                try resetToHeld(db, id: id, runID: row["run_id"])
+                if try update() { return }
+            }
+            let since: Int64 = try row["pending_since"] ?? 0
+            throw WalletError.running("token \(Self.short(id)) is being run by process \(holder.pid) since \(UTCTime.iso8601(since)); wait for it to finish")
+        case .held:
+            // The write lock has been held since the UPDATE, so nobody can have changed it.
+            throw WalletError.store("wallet \(path): token \(Self.short(id)) is HELD but could not be claimed")
+        }
     }
 
     /// Commits `run`: its effects and receipt are stored and the token becomes SPENT, in one fsynced
@@ -61,38 +99,52 @@ extension TokenStore {
     /// twice or more than the amount. A refused commit changes nothing and the token stays HELD.
     public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64,
                           outgoing: (requestID: [UInt8], chain: TokenChain)? = nil, paymentAmount: UInt64? = nil) throws {
-        guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
-        try write("commit the run of token \(Self.short(run.tokenID))") { db in
-            if let other = try db.fetchValue("SELECT token_id FROM runs WHERE receipt_id = ?", [receiptID], as: [UInt8].self) {
-                throw WalletError.conflict("receipt \(Hex.encode(receiptID)) already records the run of token \(Self.short(other)); a receipt id names one run")
-            }
-            // The row is copied only if it is still PENDING for this very run: the same condition
-            // as the UPDATE below, inside the same transaction.
-            try db.execute(
-                """
-                INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at)
-                SELECT id, run_id, ?, ?, ?, owner_pid, pending_since, ? FROM tokens WHERE id = ? AND state = 'PENDING' AND run_id = ?
-                """,
-                [receiptID, receipt, effects, spentAt, run.tokenID, run.runID])
-            guard db.changes == 1 else { throw try conflict(db, run) }
-            try db.execute(
-                """
-                UPDATE tokens SET state = 'SPENT', spent_at = ?, receipt_id = ?,
-                    owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
-                WHERE id = ? AND state = 'PENDING' AND run_id = ?
-                """,
-                [spentAt, receiptID, run.tokenID, run.runID])
-            guard db.changes == 1 else {
-                throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
-            }
-            if let outgoing, let paymentAmount {
-                try checkPaymentRoom(db, outgoing.requestID, outgoing.chain, amount: paymentAmount)
-            }
-            if let outgoing {
-                try db.execute("INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)", [run.tokenID, outgoing.requestID, outgoing.chain.encoded])
-            }
-            Failpoint.hit("in_commit")
+        let spent = SpentRun(run: run, effects: effects, receipt: receipt, receiptID: receiptID, spentAt: spentAt,
+                             outgoing: outgoing, paymentAmount: paymentAmount)
+        try write("commit the run of token \(Self.short(run.tokenID))") { db in try record(db, spent) }
+    }
+
+    /// Commits many runs in one fsynced transaction, each on its own: a run that cannot commit
+    /// (the `commitRun` conflicts) gets its error, changes nothing, and the others commit.
+    public func commitRuns(_ runs: [SpentRun]) throws -> [WalletError?] {
+        try write("commit the runs of \(runs.count) tokens") { db in
+            try runs.map { spent in try Self.alone(db) { try record(db, spent) } }
         }
+    }
+
+    /// Effects, receipt and SPENT for one run, inside the caller's transaction.
+    private func record(_ db: Connection, _ spent: SpentRun) throws {
+        let run = spent.run, receiptID = spent.receiptID
+        guard !receiptID.isEmpty else { throw WalletError.invalid("a receipt id must not be empty: it is how the spent token's run is found") }
+        if let other = try db.fetchValue("SELECT token_id FROM runs WHERE receipt_id = ?", [receiptID], as: [UInt8].self) {
+            throw WalletError.conflict("receipt \(Hex.encode(receiptID)) already records the run of token \(Self.short(other)); a receipt id names one run")
+        }
+        // The row is copied only if it is still PENDING for this very run: the same condition
+        // as the UPDATE below, inside the same transaction.
+        try db.execute(
+            """
+            INSERT INTO runs (token_id, run_id, receipt_id, receipt, effects, owner_pid, started_at, spent_at)
+            SELECT id, run_id, ?, ?, ?, owner_pid, pending_since, ? FROM tokens WHERE id = ? AND state = 'PENDING' AND run_id = ?
+            """,
+            [receiptID, spent.receipt, spent.effects, spent.spentAt, run.tokenID, run.runID])
+        guard db.changes == 1 else { throw try conflict(db, run) }
+        try db.execute(
+            """
+            UPDATE tokens SET state = 'SPENT', spent_at = ?, receipt_id = ?,
+                owner_pid = NULL, owner_start = NULL, owner_boot = NULL, pending_since = NULL
+            WHERE id = ? AND state = 'PENDING' AND run_id = ?
+            """,
+            [spent.spentAt, receiptID, run.tokenID, run.runID])
+        guard db.changes == 1 else {
+            throw WalletError.store("wallet \(path): token \(Self.short(run.tokenID)) changed while its run committed")
+        }
+        if let outgoing = spent.outgoing, let paymentAmount = spent.paymentAmount {
+            try checkPaymentRoom(db, outgoing.requestID, outgoing.chain, amount: paymentAmount)
+        }
+        if let outgoing = spent.outgoing {
+            try db.execute("INSERT INTO outgoing (token_id, request_id, chain) VALUES (?, ?, ?)", [run.tokenID, outgoing.requestID, outgoing.chain.encoded])
+        }
+        Failpoint.hit("in_commit")
     }
 
     /// Refuses a transfer for a payment whose key already received a token of that payment, or that
@@ -118,6 +170,14 @@ extension TokenStore {
         // for a process that no longer exists, and reconcile() gives it back.
         try write("abort the run of token \(Self.short(run.tokenID))", durability: .normal) { db in
             try resetToHeld(db, id: run.tokenID, runID: run.runID)
+        }
+    }
+
+    /// Gives back many claimed tokens in one transaction (not fsynced, as `abortRun`).
+    public func abortRuns(_ runs: [PendingRun]) throws {
+        guard !runs.isEmpty else { return }
+        try write("abort the runs of \(runs.count) tokens", durability: .normal) { db in
+            for run in runs { try resetToHeld(db, id: run.tokenID, runID: run.runID) }
         }
     }
 

@@ -146,7 +146,119 @@ public final class TokenWallet {
     /// The one way a token runs: checks, PENDING, the program, the receipt (and for a transfer
     /// the new link), then effects, receipt, link and SPENT in one commit.
     func run(_ stored: StoredToken, arguments: CBORValue, now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome,
-             transfer: (to: PublicKey, requestID: [UInt8], amount: UInt64?)?) throws -> Run {
+             transfer: Transfer?) throws -> Run {
+        let planned = try plan(stored, arguments: arguments, now: now, signer: signer, transfer: transfer)
+        Failpoint.hit("before_pending")
+        let pending = try store.beginRun(id: planned.id, owner: RunOwner.current(), startedAt: now)
+        Failpoint.hit("after_pending")
+        var committed = false
+        defer { if !committed { try? store.abortRun(pending) } }
+        let effects = try execute(planned, runner: runner)
+        Failpoint.hit("after_program")
+        let sealed = try seal(planned, effects: effects, pending: pending)
+        Failpoint.hit("after_sign")
+        try store.commitRun(pending, effects: sealed.spent.effects, receipt: sealed.spent.receipt, receiptID: sealed.spent.receiptID,
+                            spentAt: now, outgoing: sealed.spent.outgoing, paymentAmount: sealed.spent.paymentAmount)
+        committed = true
+        Failpoint.hit("after_commit")
+        return sealed.run
+    }
+
+    /// One token of a batch: which, and the arguments for its program.
+    public struct RunItem {
+        public let id: [UInt8]
+        public let arguments: CBORValue
+        public init(id: [UInt8], arguments: CBORValue) {
+            self.id = id
+            self.arguments = arguments
+        }
+    }
+
+    /// Runs many HELD tokens, each on its own (its own checks, worker run, receipt), and commits
+    /// every run that completed in one fsynced transaction: one durable commit for the batch
+    /// instead of one per token. A token that fails anywhere gets its `WalletError` in its place
+    /// and stays HELD with no effects; the others are not held back by it. Nothing is returned
+    /// before the commit. Throws (with every token left HELD) only if the batch's claim or commit
+    /// cannot be written at all.
+    public func runMany(_ items: [RunItem], now: Int64, signer: ReceiptSigner,
+                        runner: (RunRequest) -> RunOutcome) throws -> [Result<Run, WalletError>] {
+        var results = [Result<Run, WalletError>?](repeating: nil, count: items.count)
+        var planned: [(index: Int, plan: Planned)] = []
+        var seen = Set<[UInt8]>()
+        for (index, item) in items.enumerated() {
+            do {
+                guard seen.insert(item.id).inserted else {
+                    throw WalletError(kind: "duplicate", message: "token \(Hex.encode(Array(item.id.prefix(6))))… is in the batch twice; a token runs once")
+                }
+                guard let stored = try store.token(id: item.id) else {
+                    throw WalletError.notFound("no token \(Hex.encode(item.id)) in this wallet")
+                }
+                planned.append((index, try plan(stored, arguments: item.arguments, now: now, signer: signer, transfer: nil)))
+            } catch let error as WalletError {
+                results[index] = .failure(error)
+            }
+        }
+        Failpoint.hit("before_pending")
+        let claims = try store.beginRuns(ids: planned.map(\.plan.id), owner: RunOwner.current(), startedAt: now)
+        Failpoint.hit("after_pending")
+        var sealed: [(index: Int, sealed: Sealed)] = []
+        var unfinished: [PendingRun] = []
+        defer { try? store.abortRuns(unfinished) }
+        for ((index, plan), claim) in zip(planned, claims) {
+            switch claim {
+            case .failure(let error): results[index] = .failure(error)
+            case .success(let pending):
+                unfinished.append(pending)
+                do {
+                    let effects = try execute(plan, runner: runner)
+                    sealed.append((index, try seal(plan, effects: effects, pending: pending)))
+                } catch let error as WalletError {
+                    results[index] = .failure(error)
+                }
+            }
+        }
+        Failpoint.hit("after_program")
+        Failpoint.hit("after_sign")
+        let refused = try store.commitRuns(sealed.map(\.sealed.spent))
+        var committed = Set<[UInt8]>()
+        for ((index, one), error) in zip(sealed, refused) {
+            if let error {
+                results[index] = .failure(error)
+            } else {
+                results[index] = .success(one.run)
+                committed.insert(one.spent.run.tokenID)
+            }
+        }
+        // Runs whose program failed or whose commit was refused go back to HELD (the deferred abort).
+        unfinished.removeAll { committed.contains($0.tokenID) }
+        Failpoint.hit("after_commit")
+        return results.map { $0! }
+    }
+
+    /// A transfer's destination: the key, the request it pays, and for a payment the amount asked.
+    typealias Transfer = (to: PublicKey, requestID: [UInt8], amount: UInt64?)
+
+    /// A run checked and ready to start.
+    struct Planned {
+        let id: [UInt8]
+        let name: String
+        let chain: TokenChain
+        let arguments: CBORValue
+        let now: Int64
+        let key: ReceiptSigner
+        let request: RunRequest
+        let transfer: Transfer?
+    }
+
+    /// A completed run with its signed receipt, ready to commit.
+    struct Sealed {
+        let run: Run
+        let spent: SpentRun
+    }
+
+    /// Everything checked before a run may start: the token and chain, the signing key, the
+    /// validity window, the arguments.
+    private func plan(_ stored: StoredToken, arguments: CBORValue, now: Int64, signer: ReceiptSigner, transfer: Transfer?) throws -> Planned {
         let chain = stored.chain
         let token = chain.token.token
         let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
@@ -165,23 +277,26 @@ public final class TokenWallet {
             token: chain.token, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
             bytecodeAllowed: token.program.kind == .luaBytecode, transfers: chain.transfers, transferTo: transfer?.to
         )
-        Failpoint.hit("before_pending")
-        let pending = try store.beginRun(id: token.id, owner: RunOwner.current(), startedAt: now)
-        Failpoint.hit("after_pending")
-        var committed = false
-        defer { if !committed { try? store.abortRun(pending) } }
-        let effects: [CBORValue]
-        switch runner(request) {
+        return Planned(id: token.id, name: name, chain: chain, arguments: arguments, now: now, key: key, request: request, transfer: transfer)
+    }
+
+    /// The program, in the runner: its effects, or why it did not complete.
+    private func execute(_ planned: Planned, runner: (RunRequest) -> RunOutcome) throws -> [CBORValue] {
+        switch runner(planned.request) {
         case .completed(let produced, let transferred):
-            effects = produced
-            if let transfer, !transferred {
-                throw WalletError(kind: "not_transferable", message: "\(name)'s program did not hand the token to \(transfer.to) (it does not move this way, e.g. a voucher); it stays HELD")
+            if let transfer = planned.transfer, !transferred {
+                throw WalletError(kind: "not_transferable", message: "\(planned.name)'s program did not hand the token to \(transfer.to) (it does not move this way, e.g. a voucher); it stays HELD")
             }
+            return produced
         case .failed(let kind, let message):
-            throw WalletError(kind: kind, message: "\(name) did not run to the end (\(kind)); it stays HELD, with no effects: \(message)")
+            throw WalletError(kind: kind, message: "\(planned.name) did not run to the end (\(kind)); it stays HELD, with no effects: \(message)")
         }
-        Failpoint.hit("after_program")
-        let receipt = Receipt(chain: chain, arguments: arguments, now: now, effects: effects, transferTo: transfer?.to)
+    }
+
+    /// The holder signs the receipt (and for a transfer the new link).
+    private func seal(_ planned: Planned, effects: [CBORValue], pending: PendingRun) throws -> Sealed {
+        let name = planned.name, key = planned.key
+        let receipt = Receipt(chain: planned.chain, arguments: planned.arguments, now: planned.now, effects: effects, transferTo: planned.transfer?.to)
         let signature: [UInt8]
         do { signature = try key.sign(digest: receipt.digest) } catch {
             throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the receipt; it stays HELD: \(error)")
@@ -191,20 +306,17 @@ public final class TokenWallet {
             throw WalletError(kind: "signing", message: "\(name): the receipt signature does not verify with the holder key; it stays HELD")
         }
         var outgoing: (requestID: [UInt8], chain: TokenChain)?
-        if let transfer {
+        if let transfer = planned.transfer {
             do {
-                outgoing = (transfer.requestID, try chain.appending(to: transfer.to, time: now, arguments: arguments, receipt: signedReceipt.id,
-                                                                    sign: key.sign))
+                outgoing = (transfer.requestID, try planned.chain.appending(to: transfer.to, time: planned.now, arguments: planned.arguments,
+                                                                           receipt: signedReceipt.id, sign: key.sign))
             } catch {
                 throw WalletError(kind: "signing", message: "\(name): the holder key could not sign the transfer; it stays HELD: \(error)")
             }
         }
-        Failpoint.hit("after_sign")
-        try store.commitRun(pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id,
-                            spentAt: now, outgoing: outgoing, paymentAmount: transfer?.amount)
-        committed = true
-        Failpoint.hit("after_commit")
-        return Run(receipt: signedReceipt, handedOn: outgoing?.chain)
+        let spent = SpentRun(run: pending, effects: receipt.encodedEffects, receipt: signedReceipt.encoded, receiptID: signedReceipt.id,
+                             spentAt: planned.now, outgoing: outgoing, paymentAmount: planned.transfer?.amount)
+        return Sealed(run: Run(receipt: signedReceipt, handedOn: outgoing?.chain), spent: spent)
     }
 
     /// The receipt of a spent token.

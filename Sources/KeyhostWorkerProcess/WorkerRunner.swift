@@ -15,6 +15,13 @@ import Glibc
 /// after any run that did not complete, and after any bytecode program (Lua does not verify
 /// bytecode), so only source programs that ended cleanly are followed by another.
 ///
+/// `forking` (what the wallet and the ledger use): one worker process, started once, is a fork
+/// server (`token _worker --fork`) that never runs a program itself; every run is a child forked
+/// from it, which runs that one program in a fresh Lua state under its own kernel limits and
+/// exits. A run costs a fork instead of an exec (no dynamic loading, no runtime start), and no
+/// run shares a process with another. The fork server is replaced after `runsPerWorker` runs (so
+/// the children's address layout is re-randomised) and whenever it fails to answer.
+///
 /// One thread at a time (`WorkerPool` hands each runner to one caller).
 public final class WorkerRunner: @unchecked Sendable {
     /// The keyhost executable to start (`/proc/self/exe` from the CLI).
@@ -25,6 +32,8 @@ public final class WorkerRunner: @unchecked Sendable {
     public let runsPerWorker: Int
     /// What follows the executable on the worker's command line.
     public let arguments: [String]
+    /// Every run is a child forked from a fork server (see above).
+    public let forking: Bool
 
     private var worker: Worker?
 
@@ -32,6 +41,24 @@ public final class WorkerRunner: @unchecked Sendable {
         self.executable = executable
         self.arguments = arguments
         self.runsPerWorker = max(1, runsPerWorker)
+        forking = false
+    }
+
+    /// A runner whose runs are forked, one child each, from a fork server serving `runsPerServer` runs.
+    public init(forkingFrom executable: String, arguments: [String] = ["token", "_worker"], runsPerServer: Int = 1000) {
+        self.executable = executable
+        self.arguments = arguments
+        runsPerWorker = max(1, runsPerServer)
+        forking = true
+    }
+
+    /// The runner keyhost itself uses: forked runs from the running binary.
+    public static func forkingCurrent() -> WorkerRunner { WorkerRunner(forkingFrom: currentExecutable) }
+
+    /// Ends the fork server or warm worker now, rather than when the runner goes.
+    public func stop() {
+        worker?.retire()
+        worker = nil
     }
 
     deinit { worker?.retire() }
@@ -45,14 +72,25 @@ public final class WorkerRunner: @unchecked Sendable {
         defer { signal(SIGPIPE, previous) }
         var started = false
         if worker == nil {
-            switch Worker.start(executable: executable, arguments: arguments, serving: runsPerWorker > 1) {
+            let mode = forking ? ["--fork"] : runsPerWorker > 1 ? ["--serve"] : []
+            switch Worker.start(executable: executable, arguments: arguments + mode) {
             case .success(let w): worker = w; started = true
             case .failure(let error): return .failed(kind: "crashed", message: error.description)
             }
         }
         guard let current = worker else { return .failed(kind: "crashed", message: "no worker") }
-        let outcome = current.exchange(request, grace: grace)
+        let (outcome, answered) = current.exchange(request, grace: grace)
         current.runs += 1
+        if forking {
+            // The child that ran the program is gone either way; the server stays unless it failed to answer.
+            if !answered || current.runs >= runsPerWorker {
+                current.retire()
+                worker = nil
+                // A server that died between runs (killed from outside, say) gets one fresh try.
+                if !answered, !started, current.silentDeath { return run(request) }
+            }
+            return outcome
+        }
         var retire = current.runs >= runsPerWorker || request.token.token.program.kind == .luaBytecode
         if case .failed(let kind, _) = outcome {
             retire = true
@@ -89,7 +127,7 @@ public final class WorkerRunner: @unchecked Sendable {
 
         struct StartError: Error, CustomStringConvertible { let description: String }
 
-        static func start(executable: String, arguments: [String], serving: Bool) -> Result<Worker, StartError> {
+        static func start(executable: String, arguments: [String]) -> Result<Worker, StartError> {
             var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
             guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
             guard khp_pipe_cloexec(&fromChild) == 0 else {
@@ -107,7 +145,7 @@ public final class WorkerRunner: @unchecked Sendable {
                 close(toChild[0]); close(toChild[1]); close(fromChild[0]); close(fromChild[1])
                 return .failure(StartError(description: "cannot prepare the worker's descriptors: \(String(cString: strerror(closing)))"))
             }
-            let argv = [executable] + arguments + (serving ? ["--serve"] : [])
+            let argv = [executable] + arguments
             var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
             defer { for p in cArgs { free(p) } }
             var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there
@@ -127,7 +165,16 @@ public final class WorkerRunner: @unchecked Sendable {
             return .success(Worker(pid: pid, input: toChild[1], output: fromChild[0]))
         }
 
-        func exchange(_ request: RunRequest, grace: Double) -> RunOutcome {
+        /// The outcome, and whether the worker answered it (false: it timed out, died or garbled).
+        func exchange(_ request: RunRequest, grace: Double) -> (RunOutcome, Bool) {
+            let outcome = talk(request, grace: grace)
+            return (outcome, answeredLast)
+        }
+
+        private var answeredLast = false
+
+        private func talk(_ request: RunRequest, grace: Double) -> RunOutcome {
+            answeredLast = false
             // A worker that already ended fails the write; what it may have said is still read.
             let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
             let deadline = WorkerFraming.monotonicSeconds() + Double(request.limits.timeMillis) / 1000 + grace
@@ -150,6 +197,7 @@ public final class WorkerRunner: @unchecked Sendable {
             guard let outcome = try? RunOutcome(encoded: bytes) else {
                 return .failed(kind: "crashed", message: "the worker's answer is malformed")
             }
+            answeredLast = true
             return outcome
         }
 

@@ -67,7 +67,7 @@ public final class LuaState {
     let owner: Owner
     let L: OpaquePointer
     private let host: UnsafeMutablePointer<kh_host>
-    public let profile: LuaProfile
+    public private(set) var profile: LuaProfile
     private var sandboxEnvironment: LuaReference?
     private var sandboxExports: LuaReference?
     private var helpers: [String: LuaReference] = [:]
@@ -102,6 +102,23 @@ public final class LuaState {
     }
 
     deinit { close() }
+
+    /// Lowers the limits of a sandboxed state that has run nothing yet: a state made ahead of
+    /// time, before the limits of the run it will serve were known. Only lowers: the object
+    /// arena was reserved for the memory limit the state was made with. False (nothing changed)
+    /// for a state without limits or when `limits` asks for more memory than it was made with.
+    public func lowerLimits(to limits: SandboxLimits) -> Bool {
+        guard let made = profile.sandboxLimits, limits.memoryBytes <= made.memoryBytes, limits.memoryBytes >= 0 else { return false }
+        switch profile {
+        case .deterministicSandbox: profile = .deterministicSandbox(limits)
+        case .sandbox: profile = .sandbox(limits)
+        case .full: return false
+        }
+        host.pointee.limit = limits.memoryBytes
+        host.pointee.budget = limits.instructions
+        host.pointee.time_limit = limits.seconds
+        return true
+    }
 
     private func close() {
         guard owner.L != nil else { return }

@@ -8,8 +8,10 @@
 //   raw_commit_us       one INSERT + COMMIT with WAL and synchronous=FULL (KeyhostSQLite), median of batches
 //   run_worker_us       TokenWallet.run of a trivial program, a fresh worker process per run
 //   run_warm_us         the same with a warm worker (64 runs per process, a fresh Lua state each)
+//   run_fork_us         the same with each run in a child forked from a fork server (what keyhost uses)
 //   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
 //   player_only_us      TokenPlayer.run alone (deterministic sandbox set up, program run), no store
+//   runner_*_us         one request through each runner alone (fresh, warm, fork, in process), no store
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
 //   pay_receive_10_us   request + pay (10 tokens, warm worker) + receive, median
 //   run_4proc_per_s     runs per second with 4 processes on one wallet
@@ -136,13 +138,15 @@ if wanted("raw_commit_us") {
 
 let program10k = "local t = ...\nlocal s = 0\n" + String(repeating: "s = s + 1 -- padding to make the program ten kilobytes long......\n", count: 150) + "t.emit(s)\n"
 
-for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", trivial, 64), ("run_inprocess_us", trivial, 0), ("run_10kb_us", program10k, 1)] where wanted(name) {
+for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", trivial, 64), ("run_fork_us", trivial, -1), ("run_inprocess_us", trivial, 0),
+                               ("run_10kb_us", program10k, 1)] where wanted(name) {
     let path = fresh("\(name).db")
     let wallet = try TokenWallet.create(path: path)
     let tokens = try issue(runs, to: try wallet.holder().publicKey, program: program)
     _ = try wallet.importTokens(tokens, now: 0)
     let player = TokenPlayer(helperModules: helperModules(keyhost))
-    let runner: (RunRequest) -> RunOutcome = mode > 0 ? WorkerRunner(executable: keyhost, runsPerWorker: mode).run : player.run
+    let runner: (RunRequest) -> RunOutcome = mode < 0 ? WorkerRunner(forkingFrom: keyhost).run
+        : mode > 0 ? WorkerRunner(executable: keyhost, runsPerWorker: mode).run : player.run
     let times = try runAll(wallet, tokens, runner: runner)
     print("\(name) \(median(times) * 1e6) us")
 }
@@ -160,6 +164,23 @@ if wanted("player_only_us") {
         times.append(wallSeconds() - t0)
     }
     print("player_only_us \(median(times) * 1e6) us")
+}
+
+// The runners alone on one request, no wallet: what starting a run in its own process costs.
+for (name, mode) in [("runner_fresh_us", 1), ("runner_warm_us", 64), ("runner_fork_us", -1), ("runner_inprocess_us", 0)] where wanted(name) {
+    let token = try issue(1, to: issuer.publicKey, program: trivial)[0]
+    let request = RunRequest(token: token, arguments: .map([]), now: 0, limits: .walletDefault, bytecodeAllowed: false)
+    let player = TokenPlayer(helperModules: helperModules(keyhost))
+    let runner: (RunRequest) -> RunOutcome = mode < 0 ? WorkerRunner(forkingFrom: keyhost).run
+        : mode > 0 ? WorkerRunner(executable: keyhost, runsPerWorker: mode).run : player.run
+    _ = runner(request)
+    var times: [Double] = []
+    for _ in 0..<runs {
+        let t0 = wallSeconds()
+        guard case .completed = runner(request) else { fatalError("\(name): the run failed") }
+        times.append(wallSeconds() - t0)
+    }
+    print("\(name) \(median(times) * 1e6) us")
 }
 
 // A 10-token payment: B asks, A pays (ten transfer runs, warm worker), B receives.

@@ -151,6 +151,75 @@ def test_kill_at_each_named_step(wallet, failpoint):
     assert check_invariants(wallet)[token][0] == "SPENT"
 
 
+def test_a_batch_runs_each_token_once_in_one_commit(wallet):
+    tokens = wallet.issue(5)
+    (wallet.dir / "p.lua").write_text("while true do end")
+    [looping] = wallet.issue(1)
+    (wallet.dir / "p.lua").write_text(PROGRAM)
+    order = [tokens[0], tokens[1][:10], looping, tokens[2], tokens[3], tokens[4]]
+    result = wallet.keyhost("token", "run", *order, "--int", "spin=10", "--json")
+    assert result.returncode == 1, result.stderr
+    import json
+    records = json.loads(result.stdout)
+    assert [r["token_id"] for r in records] == [tokens[0], tokens[1], looping, *tokens[2:]]
+    assert records[2]["error"]["kind"] == "instruction_limit" and "stays HELD" in records[2]["error"]["message"]
+    for record in records[:2] + records[3:]:
+        assert "error" not in record and record["effects"] == [{"token": record["token_id"], "value": 7, "spin": 55}]
+    states = check_invariants(wallet)
+    assert states[looping][0] == "HELD" and all(states[t][0] == "SPENT" for t in tokens)
+    # Again: every spent token fails alone, named; the process says how many did not run.
+    again = wallet.keyhost("token", "run", tokens[0], tokens[1])
+    assert again.returncode == 1 and again.stderr.count("already spent") == 2 and "2 of 2 tokens did not run" in again.stderr, again.stderr
+    assert wallet.keyhost("token", "run", tokens[0], tokens[1], "--receipt", "x.rcpt").returncode == 64
+
+
+@pytest.mark.parametrize("failpoint", FAILPOINTS)
+def test_kill_a_batch_at_each_named_step(wallet, failpoint):
+    tokens = wallet.issue(4)
+    killed = wallet.keyhost("token", "run", *tokens, env={"KEYHOST_FAILPOINT": failpoint})
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
+    assert killed.stdout == "", "nothing may be printed before the commit"
+    states = check_invariants(wallet)
+    # in_commit fires inside the batch's one transaction: the kill there loses the whole batch, as it must.
+    expected = "SPENT" if failpoint == "after_commit" else "HELD"
+    assert all(states[t][0] == expected for t in tokens), states
+    again = wallet.keyhost("token", "run", *tokens)
+    assert again.returncode == (0 if expected == "HELD" else 1), again.stderr
+    assert all(state == "SPENT" for state, _ in check_invariants(wallet).values())
+
+
+def test_kill_batches_at_random_moments(wallet):
+    trials = int(os.environ.get("KEYHOST_KILL_TRIALS", "200")) // 10
+    rng = random.Random(int(os.environ.get("KEYHOST_KILL_SEED", "20261126")))
+    batches = [wallet.issue(5) for _ in range(trials)]
+    calibration = wallet.issue(5)
+    start = time.monotonic()
+    assert wallet.keyhost("token", "run", *calibration, "--int", "spin=100000").returncode == 0
+    window = 1.5 * (time.monotonic() - start)
+    seen = set()
+    for batch in batches:
+        proc = subprocess.Popen([wallet.bin, "token", "run", *batch, "--int", f"spin={rng.choice([0, 1000, 100000])}", "--wallet", wallet.path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=wallet.env, cwd=wallet.dir)
+        time.sleep(rng.uniform(0, window))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        states = {check_invariants(wallet)[t][0] for t in batch}
+        # One commit for the batch: all of it is SPENT, or none of it.
+        assert len(states) == 1, states
+        seen |= states
+        if proc.returncode == 0:
+            assert states == {"SPENT"}
+        if states == {"HELD"}:
+            assert b"ran token" not in out
+    print(f"random batch kills: {seen}")
+    assert seen == {"HELD", "SPENT"}, f"the kills did not land on both sides of the commit: {seen}"
+    for batch in batches:
+        assert wallet.keyhost("token", "run", *batch).returncode in (0, 1)
+    assert all(state == "SPENT" for state, _ in check_invariants(wallet).values())
+    _, runs = wallet.rows()
+    assert all(len(r) == 1 for r in runs.values()) and len(runs) == 5 * (trials + 1)
+
+
 def test_kill_at_random_moments(wallet):
     trials = int(os.environ.get("KEYHOST_KILL_TRIALS", "200"))
     rng = random.Random(int(os.environ.get("KEYHOST_KILL_SEED", "20261124")))

@@ -195,6 +195,49 @@ t.test("a failing program leaves the token HELD and runnable", function()
   t.eq(w:inspect(id).state, "spent")
 end)
 
+t.test("run_many: each token on its own, one commit for those that completed", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local function issue(program, extra)
+    local spec = { program = program, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer }
+    for k, v in pairs(extra or {}) do spec[k] = v end
+    local text = token.issue(spec)
+    w:import(text)
+    return token.parse(text)[1].id
+  end
+  -- A global a run leaves behind must not be seen by the next run: each run is its own process and state.
+  local leaky = [[local t = ... t.emit { seen = rawget(_ENV, "left") == nil, n = t.args.n } left = true]]
+  local ids = {}
+  for i = 1, 6 do ids[i] = issue(leaky) end
+  local failing = issue("error('no')")
+  local bomb = issue("local t = {} for i = 1, 1e8 do t[i] = {i} end", { limits = { memory = 2 * 1024 * 1024 } })
+  local list = { ids[1], { id = ids[2], args = { n = 2 } }, failing, ids[3], bomb, hex.encode(ids[4]):sub(1, 8), ids[5], ids[6] }
+  local results = w:run_many(list, { n = 1 })
+  t.eq(#results, #list)
+  for i, r in ipairs(results) do
+    if i == 3 or i == 5 then
+      t.eq(r.ok, false)
+      t.eq(r.error.kind, i == 3 and "program" or "memory_limit", r.error.message)
+      t.ok(r.error.message:find("stays HELD"), r.error.message)
+    else
+      t.eq(r.ok, true, r.error and r.error.message)
+      t.eq(r.effects[1], { seen = true, n = i == 2 and 2 or 1 })
+      t.eq(w:receipt(r.token_id), r.receipt)
+      t.eq(w:inspect(r.token_id).state, "spent")
+    end
+  end
+  t.eq(w:inspect(failing).state, "held")
+  t.eq(w:inspect(bomb).state, "held")
+  -- Spent tokens and duplicates fail alone; the rest of the batch runs.
+  local again = w:run_many({ ids[1], failing, failing })
+  t.eq(again[1].error.kind, "already_spent")
+  t.eq(again[2].error.kind, "program")
+  t.eq(again[3].error.kind, "duplicate")
+  t.eq(w:run_many({}), {})
+  t.raises(function() w:run_many({ 42 }) end, "ids%[1%] must be a token id")
+  t.raises(function() w:run_many({ x = ids[1] }) end, "must be a list")
+  t.raises(function() w:run_many("abcd") end, "list of token ids")
+end)
+
 t.test("time: not yet valid and expired tokens do not run", function()
   local w <close> = token.wallet.create(wallet_path())
   local now = os.time()

@@ -8,6 +8,17 @@
 // Makes the kernel send SIGKILL to this process when its parent exits. Returns 0 or -1 (errno).
 int khp_die_with_parent(void);
 
+// For a child forked by a process that may itself die: SIGKILL when the parent exits, and at once if
+// `parent` is already gone (fork and prctl race). Returns 0 or -1 (errno).
+int khp_die_with_parent_pid(pid_t parent);
+
+// fork() for the token worker's fork server (Swift's Glibc hides fork). Only for a single-threaded
+// process: the child runs Swift code, so no other thread may have held a lock at the fork.
+pid_t khp_fork(void);
+
+// The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
+int khp_thread_count(void);
+
 // pipe2(fds, O_CLOEXEC): a pipe no other child inherits (pipe2 needs _GNU_SOURCE). Returns 0 or -1.
 int khp_pipe_cloexec(int fds[2]);
 

@@ -136,6 +136,20 @@ enum TokenArguments {
         return try KeyArguments.xOnlyKey(ctx, i).bytes
     }
 
+    /// Run arguments given as a value inside another table (`{id = …, args = {…}}` in a batch), as `runArguments`.
+    static func runArguments(_ value: LuaValue, position: Int32, path: String) throws -> CBORValue {
+        if value.isNil { return .map([]) }
+        let converted: CBORValue
+        do { converted = try RecordConversion.cbor(value, path: path) } catch let error as RecordConversion.Failure {
+            throw LuaArgumentError(position, error.description)
+        }
+        switch converted {
+        case .map: return converted
+        case .array(let items): return .map(items.enumerated().map { CBORPair(.int(Int64($0.offset + 1)), $0.element) })
+        default: throw LuaArgumentError(position, "\(path) must be a table, got \(value.typeName)")
+        }
+    }
+
     /// Run arguments: a Lua table as a CBOR map (strings: text when UTF-8, else bytes; integers, booleans,
     /// nested tables). Floats are refused. A list becomes a map with integer keys 1…n.
     static func runArguments(_ ctx: LuaContext, _ i: Int32) throws -> CBORValue {

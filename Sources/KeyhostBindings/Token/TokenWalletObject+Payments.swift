@@ -27,7 +27,7 @@ extension TokenWalletObject {
         "receive": { object, ctx in
             let wallet = try object.live()
             let payment = try PaymentArguments.payment(ctx, 2)
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+            let runner = object.runner
             let received = try tokenCall { try wallet.receive(payment, now: Int64(time(nil)), runner: runner.run) }
             return try ctx.return(LuaValue(record: Record(received: received)))
         },
@@ -37,7 +37,7 @@ extension TokenWalletObject {
             guard !given.isEmpty else { throw LuaArgumentError(2, "name at least one token to deposit") }
             let ids = try given.map { try TokenArguments.storedToken($0, 2, in: wallet.store).id }
             let signer = try object.holderSigner(ctx, try Options(ctx, 3, allowed: ["card"]))
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+            let runner = object.runner
             let chains = try tokenCall { try wallet.depositChains(ids: ids, now: Int64(time(nil)), signer: signer, runner: runner.run) }
             return try ctx.return(.table(LuaTable(array: chains.map { .text($0.armored) })))
         },
@@ -78,7 +78,7 @@ extension TokenWalletObject {
         let wallet = try live()
         let request = try PaymentArguments.request(ctx, 2)
         let signer = try holderSigner(ctx, try Options(ctx, 3, allowed: ["card"]))
-        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+        let runner = self.runner
         let payment = try tokenCall { try wallet.pay(request, now: Int64(time(nil)), signer: signer, runner: runner.run) }
         let summary = LuaValue(record: Record(payment: payment, unit: request.unit)
             .setting("chains", .strings(payment.chains.map(\.armored))))

@@ -15,6 +15,16 @@ import Glibc
 final class TokenWalletObject: LuaObject {
     private var wallet: TokenWallet?
     let path: String
+    /// The fork server this wallet's runs are forked from, started at the first run and ended with the object.
+    private var forkServer: WorkerRunner?
+
+    /// Runs forked, one child each, from this object's fork server.
+    var runner: WorkerRunner {
+        if let forkServer { return forkServer }
+        let made = WorkerRunner.forkingCurrent()
+        forkServer = made
+        return made
+    }
 
     init(_ wallet: TokenWallet, path: String) {
         self.wallet = wallet
@@ -33,7 +43,11 @@ final class TokenWalletObject: LuaObject {
         return "\(Self.luaTypeName)(\(path), \(holder.kind) holder \(Hex.encode(holder.publicKey.compressed.prefix(6)))…)"
     }
 
-    func luaClose() { wallet = nil }
+    func luaClose() {
+        wallet = nil
+        forkServer?.stop()
+        forkServer = nil
+    }
 
     /// `token.wallet.create(path, {card = session, path = "m/…"})`: a software holder key, or one on the card.
     static func create(_ ctx: LuaContext) throws -> TokenWalletObject {
@@ -114,6 +128,7 @@ final class TokenWalletObject: LuaObject {
             return try ctx.return(.table(TokenTables.stored(try TokenArguments.storedToken(ctx, 2, in: wallet.store))))
         },
         "run": { object, ctx in try object.run(ctx) },
+        "run_many": { object, ctx in try object.runMany(ctx) },
         "receipt": { object, ctx in
             let wallet = try object.live()
             let stored = try TokenArguments.storedToken(ctx, 2, in: wallet.store)
@@ -149,18 +164,67 @@ final class TokenWalletObject: LuaObject {
         let stored = try TokenArguments.storedToken(ctx, 2, in: wallet.store)
         let arguments = try TokenArguments.runArguments(ctx, 3)
         let signer = try holderSigner(ctx, try Options(ctx, 4, allowed: ["card"]))
-        let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
+        let runner = self.runner
         let result = try tokenCall {
             try wallet.run(id: stored.id, arguments: arguments, now: Int64(time(nil)), signer: signer, runner: runner.run)
         }
-        let receipt = result.receipt
-        return try ctx.return(.table(LuaTable([
+        return try ctx.return(.table(Self.runTable(result)))
+    }
+
+    /// `w:run_many(ids [, args [, {card = session}]])`: runs each token once, each in its own forked
+    /// worker, and commits all that completed in one durable transaction. `ids` is a list of token
+    /// ids or `{id = …, args = {…}}` tables (`args` is the default). Returns one table per token, in
+    /// order: a run's table with `ok = true`, or `{ok = false, token_id, error = {kind, message}}`
+    /// for a token that stays HELD (or was not found, or already spent). Raises only for an
+    /// argument error or when the wallet cannot record the batch at all.
+    func runMany(_ ctx: LuaContext) throws -> Int32 {
+        let wallet = try live()
+        guard ctx.typeName(2) == "table" else { throw LuaArgumentError(2, "a list of token ids expected, got \(ctx.typeName(2))") }
+        let list = try ctx.table(2)
+        let defaults = try TokenArguments.runArguments(ctx, 3)
+        guard list.fields.isEmpty else { throw LuaArgumentError(2, "the ids must be a list (keys 1…n only)") }
+        var items: [TokenWallet.RunItem] = []
+        for (n, entry) in list.array.enumerated() {
+            let path = "ids[\(n + 1)]"
+            let idValue: LuaValue, arguments: CBORValue
+            if case .table(let table) = entry {
+                idValue = table["id"]
+                arguments = table["args"].isNil ? defaults : try TokenArguments.runArguments(table["args"], position: 2, path: path + ".args")
+            } else {
+                (idValue, arguments) = (entry, defaults)
+            }
+            guard case .string(let bytes) = idValue else {
+                throw LuaArgumentError(2, "\(path) must be a token id (32 bytes or hex) or {id = …, args = {…}}, got \(idValue.typeName)")
+            }
+            items.append(TokenWallet.RunItem(id: try TokenArguments.storedToken(bytes, 2, in: wallet.store).id, arguments: arguments))
+        }
+        let signer = try holderSigner(ctx, try Options(ctx, 4, allowed: ["card"]))
+        let runner = self.runner
+        let results = try tokenCall { try wallet.runMany(items, now: Int64(time(nil)), signer: signer, runner: runner.run) }
+        return try ctx.return(.table(LuaTable(array: zip(items, results).map { item, result in
+            switch result {
+            case .success(let run):
+                var table = Self.runTable(run)
+                table["ok"] = .boolean(true)
+                return .table(table)
+            case .failure(let error):
+                var fields = error.luaErrorFields
+                fields["message"] = .text(error.description)
+                return .table(LuaTable(["ok": .boolean(false), "token_id": .string(item.id), "error": .table(fields)]))
+            }
+        })))
+    }
+
+    /// What `w:run` returns for a committed run.
+    static func runTable(_ run: TokenWallet.Run) -> LuaTable {
+        let receipt = run.receipt
+        return LuaTable([
             "token_id": .string(receipt.receipt.token.token.id),
             "receipt": .text(receipt.armored),
             "receipt_id": .string(receipt.id),
             "now": .integer(receipt.receipt.now),
-            "effects": .table(LuaTable(array: result.effects.map(RecordConversion.lua))),
-        ])))
+            "effects": .table(LuaTable(array: run.effects.map(RecordConversion.lua))),
+        ])
     }
 
     /// The key that signs for this wallet's holder: the software key in the file, or the card session

@@ -7,7 +7,7 @@ import KeyhostTokens
 import KeyhostWallet
 import KeyhostWorkerProcess
 
-/// `keyhost token run ID`: runs a token once, in a worker process, and commits its effects.
+/// `keyhost token run ID…`: runs tokens once each, in worker processes, and commits their effects.
 struct TokenRun: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -18,11 +18,15 @@ struct TokenRun: ParsableCommand {
             --receipt writes the holder-signed receipt (check it with 'keyhost token verify-receipt'). A card-bound \
             wallet signs the receipt on its Keycard (--reader, --card-state; PIN and pairing password from KEYHOST_PIN / \
             KEYHOST_PAIRING_PASSWORD or a prompt): the card must hold the wallet's key, else nothing runs.
+
+            Several ids run as one batch: each token runs on its own (its own worker, checks and receipt), and every \
+            run that completed is committed in one durable transaction. A token that fails stays HELD and is reported \
+            (exit status 1) without holding back the others. The same --arg/--int go to every program.
             """
     )
     @OptionGroup var options: WalletOptions
     @OptionGroup var cardOptions: TokenCardOptions
-    @Argument(help: ArgumentHelp("The token id, or a unique prefix of at least 4 hex digits.", valueName: "id")) var id: String
+    @Argument(help: ArgumentHelp("Token ids, or unique prefixes of at least 4 hex digits.", valueName: "id")) var ids: [String]
     @Option(name: .customLong("arg"), help: ArgumentHelp("An argument for the program, as text (repeatable).", valueName: "key=value"))
     var textArguments: [String] = []
     @Option(name: .customLong("int"), help: ArgumentHelp("An integer argument for the program (repeatable).", valueName: "key=n"))
@@ -32,6 +36,10 @@ struct TokenRun: ParsableCommand {
 
     func validate() throws {
         try cardOptions.validate()
+        guard !ids.isEmpty else { throw ValidationError("name the token to run (its id, or a prefix of at least 4 hex digits)") }
+        if ids.count > 1, receipt != nil {
+            throw ValidationError("--receipt writes one token's receipt; with several tokens, use --json (each result has its receipt)")
+        }
         for item in textArguments + integerArguments {
             guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
                 throw ValidationError("arguments are key=value, got \(item.prefix(40).debugDescription)")
@@ -60,25 +68,54 @@ struct TokenRun: ParsableCommand {
             let wallet = try options.open()
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
             defer { holder.close() }
-            let stored = try wallet.store.find(idPrefix: id)
+            let found = try ids.map { try wallet.store.find(idPrefix: $0).token.token.id }
             let signer = holder.signer
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
-            let result = try wallet.run(id: stored.token.token.id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
-            let signed = result.receipt
-            if let receipt {
-                try OutputFile.create(receipt, text: signed.armored + "\n")
-            }
-            if json {
-                print(Record.object([
-                    ("token_id", .bytes(signed.receipt.token.token.id)), ("receipt_id", .bytes(signed.id)), ("now", .integer(signed.receipt.now)),
-                    ("effects", .array(signed.receipt.effects.map(Record.init(cbor:)))), ("receipt", .string(signed.armored)), ("file", .string(receipt)),
-                ]).json())
+            let runner = WorkerRunner.forkingCurrent()
+            defer { runner.stop() }
+            guard found.count > 1 else {
+                let result = try wallet.run(id: found[0], arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
+                if let receipt {
+                    try OutputFile.create(receipt, text: result.receipt.armored + "\n")
+                }
+                if json { print(Self.record(result.receipt, file: receipt).json()) } else { Self.show(result.receipt) }
                 return
             }
-            print("ran token \(Hex.encode(signed.receipt.token.token.id)): SPENT, receipt \(Hex.encode(signed.id))")
-            for (i, effect) in signed.receipt.effects.enumerated() {
-                print("effect \(i + 1): \(effect.diagnostic)")
+            let items = found.map { TokenWallet.RunItem(id: $0, arguments: arguments) }
+            let results = try wallet.runMany(items, now: currentUnixTime(), signer: signer, runner: runner.run)
+            var failed = 0
+            var records: [Record] = []
+            for (item, result) in zip(items, results) {
+                switch result {
+                case .success(let run):
+                    if json { records.append(Self.record(run.receipt, file: nil)) } else { Self.show(run.receipt) }
+                case .failure(let error):
+                    failed += 1
+                    if json {
+                        records.append(.object([("token_id", .bytes(item.id)), ("error", error.errorRecord)]))
+                    } else {
+                        Failure.report(error)
+                    }
+                }
             }
+            if json { print(Record.array(records).json()) }
+            if failed > 0 {
+                if !json { Failure.report(Failure.kind("partial", "\(failed) of \(items.count) tokens did not run (they stay HELD or were spent already); the other \(items.count - failed) are SPENT")) }
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    static func record(_ signed: SignedReceipt, file: String?) -> Record {
+        .object([
+            ("token_id", .bytes(signed.receipt.token.token.id)), ("receipt_id", .bytes(signed.id)), ("now", .integer(signed.receipt.now)),
+            ("effects", .array(signed.receipt.effects.map(Record.init(cbor:)))), ("receipt", .string(signed.armored)), ("file", .string(file)),
+        ])
+    }
+
+    static func show(_ signed: SignedReceipt) {
+        print("ran token \(Hex.encode(signed.receipt.token.token.id)): SPENT, receipt \(Hex.encode(signed.id))")
+        for (i, effect) in signed.receipt.effects.enumerated() {
+            print("effect \(i + 1): \(effect.diagnostic)")
         }
     }
 }

@@ -12,8 +12,12 @@ struct TokenWorkerCommand: ParsableCommand {
     @Flag(help: "Serve requests until standard input ends (a warm worker).")
     var serve = false
 
+    @Flag(help: "Fork a fresh child for each request until standard input ends (a fork server).")
+    var fork = false
+
     func run() throws {
-        let status = TokenWorker.serve(player: PlayerSupport.player(), serving: serve)
+        let status = fork ? TokenWorker.serveForking(player: PlayerSupport.player())
+            : TokenWorker.serve(player: PlayerSupport.player(), serving: serve)
         if status != 0 { throw ExitCode(status) }
     }
 }
