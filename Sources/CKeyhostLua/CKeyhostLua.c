@@ -375,6 +375,34 @@ int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, con
     return status;
 }
 
+typedef struct { char *data; size_t size, capacity; int failed; } kh_dump_buffer;
+
+static int kh_dump_writer(lua_State *L, const void *p, size_t n, void *ud) {
+    (void)L;
+    kh_dump_buffer *b = ud;
+    if (b->size + n > b->capacity) {
+        size_t capacity = (b->capacity ? b->capacity * 2 : 4096);
+        while (capacity < b->size + n) capacity *= 2;
+        char *grown = realloc(b->data, capacity);
+        if (!grown) { b->failed = 1; return 1; }
+        b->data = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->size, p, n);
+    b->size += n;
+    return 0;
+}
+
+char *kh_dump(lua_State *L, size_t *size) {
+    kh_dump_buffer b = { NULL, 0, 0, 0 };
+    if (!lua_isfunction(L, -1) || lua_dump(L, kh_dump_writer, &b, 0) != 0 || b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    *size = b.size;
+    return b.data;
+}
+
 static int p_gettable(lua_State *L) {
     lua_gettable(L, 1);
     return 1;

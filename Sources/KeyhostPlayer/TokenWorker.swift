@@ -51,23 +51,20 @@ public enum TokenWorker {
         // What every run needs is loaded here once (the lazily opened libraries), so no child loads anything.
         player.prepare()
         let template = getpid()
-        var previous: pid_t = 0
+        // Children that answered and are exiting: reaped when done, never waited for on a run's path.
+        var exiting: [pid_t] = []
+        defer { for pid in exiting { _ = reap(pid) } }
+        var next = Child.fork(template: template, player: player)
         while true {
-            // The child for the next request, forked before that request comes.
             let child: Child
-            switch Child.fork(template: template, player: player) {
-            case .success(let c): child = c
+            switch next {
+            case .success(let ready): child = ready
             case .failure(let failure):
-                let message = failure.message
-                if previous > 0 { _ = reap(previous) }
                 // Without a child nothing can run: answer the next request with why, then end.
                 if (try? WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes)) ?? nil == nil { return 0 }
-                _ = answer(.failed(kind: "crashed", message: message))
+                _ = answer(.failed(kind: "crashed", message: failure.message))
                 return 3
             }
-            // The last run's child has answered and is ending; it is waited for here, while the wallet commits.
-            if previous > 0 { _ = reap(previous) }
-            previous = 0
             let request: [UInt8]
             do {
                 guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else {
@@ -81,16 +78,25 @@ public enum TokenWorker {
             }
             let sent = (try? WorkerFraming.write(request, to: child.requests)) != nil
             close(child.requests)
+            // The next run's child is forked and gets ready while this one runs (on another core).
+            next = Child.fork(template: template, player: player)
             let reply = sent ? (try? WorkerFraming.read(from: child.answers, limit: TokenLimits.maxEffectsBytes + (64 << 10))) ?? nil : nil
             close(child.answers)
             let status: Int32
             if let reply {
                 status = relay(reply)
-                previous = child.pid
+                exiting.append(child.pid)
             } else {
                 status = answer(.failed(kind: "crashed", message: "the run's process ended without an answer (\(reap(child.pid).text))"))
             }
-            if status != 0 { return status }
+            exiting.removeAll { pid in
+                var code: Int32 = 0
+                return waitpid(pid, &code, WNOHANG) == pid
+            }
+            if status != 0 {
+                if case .success(let unused) = next { unused.dismiss() }
+                return status
+            }
         }
     }
 
@@ -140,6 +146,7 @@ public enum TokenWorker {
         close(0)
         close(1)
         let size = addressSpaceInUse()
+        player.prepareChild()
         let outcome: RunOutcome
         do {
             guard let bytes = try WorkerFraming.read(from: input, limit: RunRequest.maxEncodedBytes) else { return 0 }

@@ -20,12 +20,29 @@ public struct Receipt: Equatable, Sendable {
     /// The key the run handed the token to (a payment or a deposit), if any.
     public let transferTo: PublicKey?
 
+    /// The signed statement: hashes bind the chain, arguments and effects (made once, with the receipt).
+    public let statement: CBORValue
+    /// The 32 bytes the holder signs; also the receipt's id.
+    public let digest: [UInt8]
+
     public init(chain: TokenChain, arguments: CBORValue, now: Int64, effects: [CBORValue], transferTo: PublicKey? = nil) {
         self.chain = chain
         self.arguments = arguments
         self.now = now
         self.effects = effects
         self.transferTo = transferTo
+        var pairs: [CBORPair] = [
+            CBORPair(.text("v"), .unsigned(Self.formatVersion)),
+            CBORPair(.text("token_id"), .bytes(chain.token.token.id)),
+            CBORPair(.text("chain_sha256"), .bytes(chain.hash)),
+            CBORPair(.text("args_sha256"), .bytes(Hash.sha256(CBOREncoder.encode(arguments)))),
+            CBORPair(.text("now"), .int(now)),
+            CBORPair(.text("effects_sha256"), .bytes(Hash.sha256(CBOREncoder.encode(.array(effects))))),
+            CBORPair(.text("holder"), .bytes(chain.currentHolder.compressed)),
+        ]
+        if let transferTo { pairs.append(CBORPair(.text("transfer_to"), .bytes(transferTo.compressed))) }
+        statement = .map(pairs)
+        digest = Hash.tagged(Self.signatureTag, CBOREncoder.encode(statement))
     }
 
     public init(token: SignedToken, arguments: CBORValue, now: Int64, effects: [CBORValue]) {
@@ -40,24 +57,6 @@ public struct Receipt: Equatable, Sendable {
     public var encodedEffects: [UInt8] { CBOREncoder.encode(.array(effects)) }
     public var effectsHash: [UInt8] { Hash.sha256(encodedEffects) }
     public var chainHash: [UInt8] { chain.hash }
-
-    /// The signed statement: hashes bind the chain, arguments and effects.
-    public var statement: CBORValue {
-        var pairs: [CBORPair] = [
-            CBORPair(.text("v"), .unsigned(Self.formatVersion)),
-            CBORPair(.text("token_id"), .bytes(token.token.id)),
-            CBORPair(.text("chain_sha256"), .bytes(chainHash)),
-            CBORPair(.text("args_sha256"), .bytes(argumentsHash)),
-            CBORPair(.text("now"), .int(now)),
-            CBORPair(.text("effects_sha256"), .bytes(effectsHash)),
-            CBORPair(.text("holder"), .bytes(holder.compressed)),
-        ]
-        if let transferTo { pairs.append(CBORPair(.text("transfer_to"), .bytes(transferTo.compressed))) }
-        return .map(pairs)
-    }
-
-    /// The 32 bytes the holder signs; also the receipt's id.
-    public var digest: [UInt8] { Hash.tagged(Self.signatureTag, CBOREncoder.encode(statement)) }
 }
 
 /// A receipt with the holder's ECDSA signature (64 bytes, r ‖ s, low S). ECDSA rather than

@@ -36,6 +36,11 @@ public struct TokenChain: Equatable, Sendable {
     /// Checks the issuer's signature and every link (token, index, predecessor, signer).
     public func verify() throws {
         try token.verify()
+        try verifyLinks()
+    }
+
+    /// `verify()` without the issuer's signature, for a caller that has just checked it.
+    public func verifyLinks() throws {
         guard transfers.count <= Self.maxLinks else {
             throw TokenError("limit", "a chain of \(transfers.count) transfers is longer than the limit of \(Self.maxLinks)")
         }

@@ -1,5 +1,9 @@
 import KeyhostCrypto
 import KeyhostTokens
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A wallet of one-time tokens: the store, the holder key, and the one way to run a token.
 ///
@@ -55,8 +59,17 @@ public final class TokenWallet {
         return TokenWallet(store: store)
     }
 
-    /// The wallet's holder.
+    /// The wallet's holder (read once: a wallet's holder never changes after it is created).
     public func holder() throws -> WalletHolder {
+        if let cachedHolder { return cachedHolder }
+        let holder = try readHolder()
+        cachedHolder = holder
+        return holder
+    }
+
+    private var cachedHolder: WalletHolder?
+
+    private func readHolder() throws -> WalletHolder {
         guard let bytes = try store.setting(Setting.holderPublic), let key = try? PublicKey(bytes: bytes) else {
             throw WalletError(kind: "store", message: "wallet \(store.path): the holder key is missing or damaged")
         }
@@ -110,7 +123,7 @@ public final class TokenWallet {
         guard chain.token.signatureIsValid else {
             throw WalletError(kind: "signature", message: "\(name): the issuer's signature does not hold (altered, or signed by another key); nothing was imported")
         }
-        do { try chain.verify() } catch {
+        do { try chain.verifyLinks() } catch {
             throw WalletError(kind: "chain", message: "\(name): its transfers do not hold: \(error)")
         }
         guard try isOurs(chain.currentHolder) else {
@@ -168,9 +181,19 @@ public final class TokenWallet {
     public struct RunItem {
         public let id: [UInt8]
         public let arguments: CBORValue
+        /// The token as the caller already read it from this wallet (saves reading it again).
+        let stored: StoredToken?
+
         public init(id: [UInt8], arguments: CBORValue) {
             self.id = id
             self.arguments = arguments
+            stored = nil
+        }
+
+        public init(_ stored: StoredToken, arguments: CBORValue) {
+            id = stored.id
+            self.arguments = arguments
+            self.stored = stored
         }
     }
 
@@ -181,7 +204,16 @@ public final class TokenWallet {
     /// before the commit. Throws (with every token left HELD) only if the batch's claim or commit
     /// cannot be written at all.
     public func runMany(_ items: [RunItem], now: Int64, signer: ReceiptSigner,
-                        runner: (RunRequest) -> RunOutcome) throws -> [Result<Run, WalletError>] {
+                        runner: @escaping (RunRequest) -> RunOutcome) throws -> [Result<Run, WalletError>] {
+        try runMany(items, now: now, signer: signer, runners: [runner])
+    }
+
+    /// `runMany` with one lane per runner: the programs run (and, for a software holder key, the
+    /// receipts are signed) on that many threads at once, each lane with its own runner. Claims and
+    /// the one commit stay on the calling thread.
+    public func runMany(_ items: [RunItem], now: Int64, signer: ReceiptSigner,
+                        runners: [(RunRequest) -> RunOutcome]) throws -> [Result<Run, WalletError>] {
+        precondition(!runners.isEmpty, "runMany needs at least one runner")
         var results = [Result<Run, WalletError>?](repeating: nil, count: items.count)
         var planned: [(index: Int, plan: Planned)] = []
         var seen = Set<[UInt8]>()
@@ -190,7 +222,7 @@ public final class TokenWallet {
                 guard seen.insert(item.id).inserted else {
                     throw WalletError(kind: "duplicate", message: "token \(Hex.encode(Array(item.id.prefix(6))))… is in the batch twice; a token runs once")
                 }
-                guard let stored = try store.token(id: item.id) else {
+                guard let stored = try item.stored ?? store.token(id: item.id) else {
                     throw WalletError.notFound("no token \(Hex.encode(item.id)) in this wallet")
                 }
                 planned.append((index, try plan(stored, arguments: item.arguments, now: now, signer: signer, transfer: nil)))
@@ -204,17 +236,40 @@ public final class TokenWallet {
         var sealed: [(index: Int, sealed: Sealed)] = []
         var unfinished: [PendingRun] = []
         defer { try? store.abortRuns(unfinished) }
+        var work: [(index: Int, plan: Planned, pending: PendingRun)] = []
         for ((index, plan), claim) in zip(planned, claims) {
             switch claim {
             case .failure(let error): results[index] = .failure(error)
             case .success(let pending):
                 unfinished.append(pending)
+                work.append((index, plan, pending))
+            }
+        }
+        // A software key signs from any thread (libsecp256k1's context is only read); a card signs on this one.
+        let signInLanes = signer is SoftwareReceiptSigner
+        let lanes = Lanes(count: work.count)
+        Lanes.run(min(runners.count, work.count)) { lane in
+            while let i = lanes.next() {
+                let (_, plan, pending) = work[i]
                 do {
-                    let effects = try execute(plan, runner: runner)
-                    sealed.append((index, try seal(plan, effects: effects, pending: pending)))
+                    let effects = try execute(plan, runner: runners[lane])
+                    lanes.finish(i, signInLanes ? .sealed(try seal(plan, effects: effects, pending: pending)) : .ran(effects))
                 } catch let error as WalletError {
-                    results[index] = .failure(error)
+                    lanes.finish(i, .failed(error))
+                } catch {
+                    lanes.finish(i, .failed(WalletError.store("\(plan.name): \(error)")))
                 }
+            }
+        }
+        for (i, (index, plan, pending)) in work.enumerated() {
+            do {
+                switch lanes.outcome(i) {
+                case .sealed(let done): sealed.append((index, done))
+                case .ran(let effects): sealed.append((index, try seal(plan, effects: effects, pending: pending)))
+                case .failed(let error): throw error
+                }
+            } catch let error as WalletError {
+                results[index] = .failure(error)
             }
         }
         Failpoint.hit("after_program")
@@ -233,6 +288,77 @@ public final class TokenWallet {
         unfinished.removeAll { committed.contains($0.tokenID) }
         Failpoint.hit("after_commit")
         return results.map { $0! }
+    }
+
+    /// The per-token work of a batch shared out between lanes: each index is taken by exactly one
+    /// lane and its outcome written once, under the lock, and read after every lane has ended.
+    final class Lanes: @unchecked Sendable {
+        // Handed from the lane that made it to the calling thread once, through the lock.
+        enum Outcome: @unchecked Sendable {
+            case sealed(Sealed)
+            case ran([CBORValue])
+            case failed(WalletError)
+        }
+
+        private let state: Mutex<(next: Int, outcomes: [Outcome?])>
+        private let count: Int
+
+        init(count: Int) {
+            self.count = count
+            state = Mutex((0, Array(repeating: nil, count: count)))
+        }
+
+        func next() -> Int? {
+            state.withLock { s in
+                guard s.next < count else { return nil }
+                s.next += 1
+                return s.next - 1
+            }
+        }
+
+        func finish(_ i: Int, _ outcome: Outcome) { state.withLock { $0.outcomes[i] = outcome } }
+        func outcome(_ i: Int) -> Outcome { state.withLock { $0.outcomes[i]! } }
+
+        /// Runs `body(lane)` for lanes 0..<n: lane 0 on the calling thread, the others on threads of their own.
+        static func run(_ n: Int, _ body: (Int) -> Void) {
+            guard n > 1 else {
+                if n == 1 { body(0) }
+                return
+            }
+            withoutActuallyEscaping(body) { body in
+                let shared = UncheckedBody(body)
+                var threads: [pthread_t] = []
+                for lane in 1..<n {
+                    let box = Unmanaged.passRetained(LaneStart(lane: lane, body: shared))
+                    var thread = pthread_t()
+                    if pthread_create(&thread, nil, { raw in
+                        let start = Unmanaged<LaneStart>.fromOpaque(raw!).takeRetainedValue()
+                        start.body.call(start.lane)
+                        return nil
+                    }, box.toOpaque()) == 0 {
+                        threads.append(thread)
+                    } else {
+                        box.release()
+                    }
+                }
+                body(0)
+                for thread in threads { pthread_join(thread, nil) }
+            }
+        }
+    }
+
+    private final class UncheckedBody: @unchecked Sendable {
+        let call: (Int) -> Void
+        init(_ call: @escaping (Int) -> Void) { self.call = call }
+    }
+
+    private final class LaneStart: @unchecked Sendable {
+        let lane: Int
+        let body: UncheckedBody
+        init(lane: Int, body: UncheckedBody) {
+            self.lane = lane
+            self.body = body
+        }
     }
 
     /// A transfer's destination: the key, the request it pays, and for a payment the amount asked.

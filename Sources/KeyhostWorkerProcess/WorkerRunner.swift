@@ -55,6 +55,9 @@ public final class WorkerRunner: @unchecked Sendable {
     /// The runner keyhost itself uses: forked runs from the running binary.
     public static func forkingCurrent() -> WorkerRunner { WorkerRunner(forkingFrom: currentExecutable) }
 
+    /// The fork server's or warm worker's process id while one is running.
+    public var processID: pid_t? { worker?.pid }
+
     /// Ends the fork server or warm worker now, rather than when the runner goes.
     public func stop() {
         worker?.retire()
@@ -66,13 +69,27 @@ public final class WorkerRunner: @unchecked Sendable {
     /// The running keyhost binary.
     public static var currentExecutable: String { WorkerProgram.current }
 
+    /// Starts the fork server (or warm worker) now, so that it gets ready while the caller does
+    /// its own work (opening the wallet, the checks, the claim) instead of when the first run needs it.
+    public func start() {
+        guard worker == nil, forking || runsPerWorker > 1 else { return }
+        if case .success(let w) = Worker.start(executable: executable, arguments: arguments + mode) {
+            worker = w
+            startedEarly = true
+        }
+    }
+
+    private var mode: [String] { forking ? ["--fork"] : runsPerWorker > 1 ? ["--serve"] : [] }
+    /// The worker was started by `start()` and has served nothing yet: it counts as new for the first run.
+    private var startedEarly = false
+
     public func run(_ request: RunRequest) -> RunOutcome {
         // SIGPIPE would end the wallet if the worker died before reading; writes report EPIPE instead.
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        var started = false
+        var started = startedEarly
+        startedEarly = false
         if worker == nil {
-            let mode = forking ? ["--fork"] : runsPerWorker > 1 ? ["--serve"] : []
             switch Worker.start(executable: executable, arguments: arguments + mode) {
             case .success(let w): worker = w; started = true
             case .failure(let error): return .failed(kind: "crashed", message: error.description)
@@ -86,8 +103,10 @@ public final class WorkerRunner: @unchecked Sendable {
             if !answered || current.runs >= runsPerWorker {
                 current.retire()
                 worker = nil
-                // A server that died between runs (killed from outside, say) gets one fresh try.
-                if !answered, !started, current.silentDeath { return run(request) }
+                // A server that died between runs (killed from outside, say) gets one fresh try. Programs
+                // run in the server's children, so no program can end the server; and a run that never
+                // answered committed nothing, so running it again is safe.
+                if !answered, !started, case .failed("crashed", _) = outcome { return run(request) }
             }
             return outcome
         }

@@ -14,6 +14,10 @@
 //    LongjmpSafetyTests greps this module for raising API names so a slip fails CI.
 import CKeyhostLua
 import CLua
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a state may do.
 public enum LuaProfile: Sendable, Equatable {
@@ -141,9 +145,9 @@ public final class LuaState {
         if kh_p_openlibs(L, libraries) != LUA_OK { throw LuaError.setup(popMessage()) }
         if let limits = profile.sandboxLimits {
             if case .deterministicSandbox = profile {
-                try execute(Prelude.deterministic, chunkName: "=deterministic")
+                try execute(internal: Prelude.deterministic, chunkName: "=deterministic")
             }
-            let results = try execute(Prelude.sandbox, chunkName: "=sandbox")
+            let results = try execute(internal: Prelude.sandbox, chunkName: "=sandbox")
             guard results.count == 2, case .reference(let makeEnvironment) = results[0], case .reference(let exports) = results[1]
             else { throw LuaError.setup("sandbox prelude returned no environment") }
             sandboxEnvironment = makeEnvironment
@@ -181,6 +185,28 @@ public final class LuaState {
     public func execute(_ code: String, chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
         try execute(bytes: Array(code.utf8), chunkName: chunkName, arguments: arguments)
     }
+
+    /// Runs keyhost's own Lua `code` (a prelude, the token capability: constant text, never a
+    /// user's), compiled once per process: later states load the compiled chunk and skip the parser,
+    /// which is most of what setting up a sandboxed state costs.
+    @discardableResult
+    public func execute(internal code: String, chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
+        if let compiled = Self.compiledChunks.withLock({ $0[code] }) {
+            try load(bytes: compiled, chunkName: chunkName, binary: true)
+        } else {
+            try load(bytes: Array(code.utf8), chunkName: chunkName)
+            var size = 0
+            if let dumped = kh_dump(L, &size) {
+                let compiled = Array(UnsafeRawBufferPointer(start: dumped, count: size))
+                free(dumped)
+                Self.compiledChunks.withLock { $0[code] = compiled }
+            }
+        }
+        return try callLoaded(arguments: arguments)
+    }
+
+    /// `execute(internal:)`'s compiled chunks, by source text.
+    private static let compiledChunks = Mutex<[String: [UInt8]]>([:])
 
     /// Compiles and runs `bytes` (source text; binary chunks are refused in every profile).
     @discardableResult

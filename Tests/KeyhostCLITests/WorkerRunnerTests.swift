@@ -72,4 +72,79 @@ import KeyhostWorkerProcess
         guard case .failed("instruction_limit", _) = failed else { Issue.record("got \(failed)"); return }
         #expect(runner.run(try Self.request("local t = ... t.emit(1)")) == .completed(effects: [.unsigned(1)]))
     }
+
+    /// The fork server: every run is its own child of one warmed server, so nothing a run leaves
+    /// behind reaches the next, a failed run costs no new server, and a child killed from outside is
+    /// reported as a crash of that run alone.
+    @Test func forkedRunsShareNothingAndTheServerOutlivesFailures() throws {
+        let runner = WorkerRunner(forkingFrom: Keyhost.binary.path, runsPerServer: 100)
+        defer { runner.stop() }
+        for i in 0..<6 {
+            let outcome = runner.run(try Self.request("local t = ... t.emit(rawget(_ENV, 'leak') == nil) leak = \(i)"))
+            #expect(outcome == .completed(effects: [.bool(true)]), "run \(i)")
+        }
+        let server = try #require(runner.processID)
+        #expect(Self.forkServers().contains(server))
+        let bomb = runner.run(try Self.request("local t = {} for i = 1, 1e8 do t[i] = {i} end",
+                                               limits: RunLimits(instructions: 1 << 40, memoryBytes: 4 << 20, timeMillis: 5_000)))
+        guard case .failed("memory_limit", _) = bomb else { Issue.record("got \(bomb)"); return }
+        let loop = runner.run(try Self.request("while true do end", limits: RunLimits(instructions: 1000, memoryBytes: 1 << 20, timeMillis: 1000)))
+        guard case .failed("instruction_limit", _) = loop else { Issue.record("got \(loop)"); return }
+        #expect(runner.run(try Self.request("local t = ... t.emit(t.args.n)")) == .completed(effects: [.unsigned(3)]))
+        #expect(runner.processID == server, "the same fork server serves runs after failures")
+
+        // A run's child killed from outside: that run fails as a crash, the server goes on.
+        let killer = Thread {
+            // Wait for the state (a child of the server exists), never for a clock.
+            while true {
+                if let child = Self.children(of: server).first { kill(child, SIGKILL); return }
+                usleep(2000)
+            }
+        }
+        killer.start()
+        let killed = runner.run(try Self.request("while true do end", limits: RunLimits(instructions: 1 << 40, memoryBytes: 1 << 20, timeMillis: 60_000)))
+        guard case .failed("crashed", let message) = killed else { Issue.record("got \(killed)"); return }
+        #expect(message.contains("SIGKILL"), "\(message)")
+        #expect(runner.run(try Self.request("local t = ... t.emit(1)")) == .completed(effects: [.unsigned(1)]))
+        #expect(runner.processID == server)
+
+        // The server itself killed between runs: the next run starts a new one, once, and runs.
+        kill(server, SIGKILL)
+        while Self.forkServers().contains(server), (try? String(contentsOfFile: "/proc/\(server)/stat", encoding: .utf8))?.contains(") Z") != true {
+            usleep(2000)
+        }
+        let after = runner.run(try Self.request("local t = ... t.emit(2)"))
+        #expect(after == .completed(effects: [.unsigned(2)]), "\(after)")
+        #expect(runner.processID != server && !Self.forkServers().contains(server))
+    }
+
+    /// A fork server that never answers is ended at the run's wall-clock deadline.
+    @Test func aForkServerThatHangsIsStoppedAtTheDeadline() throws {
+        let dir = try Keyhost.scratch(["hang.sh": "#!/bin/sh\nexec sleep 30\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        chmod(dir.appendingPathComponent("hang.sh").path, 0o755)
+        let runner = WorkerRunner(forkingFrom: dir.appendingPathComponent("hang.sh").path)
+        runner.grace = 0.2
+        let hung = runner.run(try Self.request("return", limits: RunLimits(instructions: 1000, memoryBytes: 1 << 20, timeMillis: 100)))
+        guard case .failed("time_limit", _) = hung else { Issue.record("got \(hung)"); return }
+    }
+
+    /// This test process's fork servers (`token _worker --fork` children).
+    static func forkServers() -> [pid_t] {
+        children(of: getpid()).filter { pid in
+            let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+            return String(decoding: command, as: UTF8.self).contains("--fork")
+        }
+    }
+
+    /// Live (not zombie) children of `parent`, from /proc.
+    static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            return fields.count > 1 && fields[0] != "Z" && Int32(fields[1]) == parent
+        }
+    }
 }

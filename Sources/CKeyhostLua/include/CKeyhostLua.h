@@ -92,6 +92,10 @@ int kh_make_deterministic(lua_State *L);
 /// luaL_loadbufferx with the state's memory cap enforced while compiling.
 int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, const char *mode);
 
+// The Lua function on top of the stack as a binary chunk (lua_dump, debug info kept), in a buffer
+// from malloc that the caller frees; NULL when it cannot be dumped. Never raises.
+char *kh_dump(lua_State *L, size_t *size);
+
 // Protected operations: each returns a lua status (LUA_OK or an error code);
 // on error the error object is left on the stack instead of the result.
 int kh_pcall(lua_State *L, int nargs, int nresults, int traceback);

@@ -32,11 +32,14 @@ struct TokenDepositChains: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            // Started first, so the fork server gets ready while the wallet is opened and checked.
+            let runner = WorkerRunner.forkingCurrent()
+            runner.start()
+            defer { runner.stop() }
             let wallet = try options.open()
             let tokens = try ids.map { try wallet.store.find(idPrefix: $0).id }
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
             defer { holder.close() }
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let chains = try wallet.depositChains(ids: tokens, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
             let text = chains.map { $0.armored + "\n" }.joined()
             if let output { try OutputFile.create(output, text: text) }

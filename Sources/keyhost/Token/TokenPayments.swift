@@ -107,11 +107,14 @@ struct TokenPay: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            // Started first, so the fork server gets ready while the wallet is opened and checked.
+            let runner = WorkerRunner.forkingCurrent()
+            runner.start()
+            defer { runner.stop() }
             let parsed = try PaymentRequest(armored: try readTokenFile(request), source: request)
             let wallet = try options.open()
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
             defer { holder.close() }
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let payment = try wallet.pay(parsed, now: currentUnixTime(), signer: holder.signer, runner: runner.run)
             if let output { try OutputFile.create(output, text: payment.armored + "\n") }
             let amount = payment.chains.reduce(UInt64(0)) { $0 + $1.token.token.value }
@@ -140,8 +143,11 @@ struct TokenReceive: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            // Started first, so the fork server gets ready while the wallet is opened and checked.
+            let runner = WorkerRunner.forkingCurrent()
+            runner.start()
+            defer { runner.stop() }
             let parsed = try Payment(armored: try readTokenFile(payment), source: payment)
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
             let received = try options.open().receive(parsed, now: currentUnixTime(), runner: runner.run)
             if json {
                 print(Record(received: received).json())

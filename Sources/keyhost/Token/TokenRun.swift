@@ -65,23 +65,28 @@ struct TokenRun: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            // Started first, so the fork server gets ready while the wallet is opened and checked.
+            let runner = WorkerRunner.forkingCurrent()
+            runner.start()
+            defer { runner.stop() }
             let wallet = try options.open()
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
             defer { holder.close() }
-            let found = try ids.map { try wallet.store.find(idPrefix: $0).token.token.id }
+            let found = try ids.map { try wallet.store.find(idPrefix: $0) }
             let signer = holder.signer
-            let runner = WorkerRunner.forkingCurrent()
-            defer { runner.stop() }
             guard found.count > 1 else {
-                let result = try wallet.run(id: found[0], arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
+                let result = try wallet.run(id: found[0].id, arguments: arguments, now: currentUnixTime(), signer: signer, runner: runner.run)
                 if let receipt {
                     try OutputFile.create(receipt, text: result.receipt.armored + "\n")
                 }
                 if json { print(Self.record(result.receipt, file: receipt).json()) } else { Self.show(result.receipt) }
                 return
             }
-            let items = found.map { TokenWallet.RunItem(id: $0, arguments: arguments) }
-            let results = try wallet.runMany(items, now: currentUnixTime(), signer: signer, runner: runner.run)
+            let items = found.map { TokenWallet.RunItem($0, arguments: arguments) }
+            let lanes = [runner] + (1..<BatchLanes.count(for: items.count)).map { _ in WorkerRunner.forkingCurrent() }
+            defer { for lane in lanes.dropFirst() { lane.stop() } }
+            for lane in lanes.dropFirst() { lane.start() }
+            let results = try wallet.runMany(items, now: currentUnixTime(), signer: signer, runners: lanes.map { $0.run })
             var failed = 0
             var records: [Record] = []
             for (item, result) in zip(items, results) {
@@ -163,8 +168,11 @@ struct TokenVerifyReceipt: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
+            // Started first, so the fork server gets ready while the receipt is read and checked.
+            let runner = WorkerRunner.forkingCurrent()
+            runner.start()
+            defer { runner.stop() }
             let receipt = try SignedReceipt(armored: try readTokenFile(file), source: file)
-            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable)
             let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: trustBytecode)
             if json {
                 print(Record.object([
