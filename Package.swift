@@ -156,7 +156,7 @@ let package = Package(
         ),
 
         .executableTarget(name: "keyhost-ledger-bench", dependencies: [
-            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess",
+            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess", "KeyhostPlayer",
         ]),
 
         // Test helpers shared by test targets (a loopback HTTP server).

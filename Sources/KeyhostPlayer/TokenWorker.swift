@@ -166,16 +166,7 @@ public enum TokenWorker {
     }
 
     /// Waits for a child; its signal (0 if it exited) and a description of how it ended.
-    private static func reap(_ pid: pid_t) -> (signal: Int32, text: String) {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return (0, "status unknown") }
-        }
-        let signal = status & 0x7F
-        if signal == 0 { return (0, "exit status \((status >> 8) & 0xFF)") }
-        let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
-        return (signal, "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")")
-    }
+    private static func reap(_ pid: pid_t) -> (signal: Int32, text: String) { ProcessExit.wait(pid) }
 
     private static func answer(_ outcome: RunOutcome) -> Int32 {
         do { try WorkerFraming.write(outcome.encoded, to: 1) } catch { return 3 }

@@ -239,18 +239,9 @@ public final class WorkerRunner: @unchecked Sendable {
         /// Waits for the worker and says how it ended.
         func reap() -> String {
             if let exitText { return exitText }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 {
-                if errno != EINTR { exitText = "status unknown"; return exitText! }
-            }
-            let signal = status & 0x7F
-            if signal == 0 {
-                exitText = "exit status \((status >> 8) & 0xFF)"
-            } else {
-                let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
-                exitText = "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")"
-            }
-            return exitText!
+            let text = ProcessExit.wait(pid).text
+            exitText = text
+            return text
         }
     }
 }

@@ -157,11 +157,11 @@ public final class LuaState {
             host.pointee.time_limit = limits.seconds
             kh_enable_hook(L, 1000)
         } else {
+            // The helpers come back as plain values, not a table: converting a table here would
+            // instantiate the table conversion's generic types at every start, for one function.
             let results = try execute(Prelude.full, chunkName: "=prelude")
-            guard case .table(let table)? = results.first else { throw LuaError.setup("prelude returned no helpers") }
-            for (key, value) in table.fields {
-                if let name = key.stringValue, case .reference(let fn) = value { helpers[name] = fn }
-            }
+            guard case .reference(let addRoot)? = results.first else { throw LuaError.setup("prelude returned no helpers") }
+            helpers["add_root"] = addRoot
         }
     }
 

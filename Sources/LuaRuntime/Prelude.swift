@@ -75,9 +75,8 @@ enum Prelude {
       return loader, path
     end
 
-    return {
-      add_root = function(dir, prefix) roots[#roots + 1] = { dir = dir, prefix = prefix } end,
-    }
+    -- add_root(dir, prefix): the host's helper (returned alone: see LuaState.setUp).
+    return function(dir, prefix) roots[#roots + 1] = { dir = dir, prefix = prefix } end
     """#
 
     /// Sandbox profile: returns a function that makes a fresh environment for each chunk,

@@ -7,6 +7,9 @@
 //   keyhost-ledger-bench http BASE COUNT CLIENTS      CLIENTS concurrent POST /v1/deposit
 //   keyhost-ledger-bench floor COUNT                  the checks alone, on one thread: signatures
 //                                                     and the program re-runs each deposit needs
+//   keyhost-ledger-bench crypto-floor COUNT           the same with the programs run in this process
+//                                                     (no worker): what a deposit cannot go under
+//   keyhost-ledger-bench http-batch BASE COUNT SIZE   COUNT chains posted SIZE per request, one client
 // Each chain has three links, each made by a run of its program, which the ledger re-runs (in the
 // keyhost worker next to this program, or KEYHOST_WORKER). `--signatures-only` after the mode's
 // arguments skips the re-runs, as ledgers did before they checked them (for the before/after figure).
@@ -21,6 +24,7 @@ import KeyhostLedger
 import KeyhostLedgerPostgres
 import KeyhostTokens
 import KeyhostWorkerProcess
+import KeyhostPlayer
 
 let issuer = try! PrivateKey(bytes: Array(repeating: 0x51, count: 32))
 let holders = (0..<3).map { try! PrivateKey(bytes: Array(repeating: UInt8(0x61 + $0), count: 32)) }
@@ -88,6 +92,23 @@ if args[1] == "issuer" {
 }
 let pool = WorkerPool(executable: (try? WorkerProgram.path()) ?? "keyhost", maxWorkers: 4)
 let programs = programRunner(pool, skippingRuns: signaturesOnly)
+if args[1] == "crypto-floor" {
+    // Signature checks and program re-runs on one thread, the player in this process: CPU time.
+    guard args.count >= 3, let count = Int(args[2]) else { fail("missing COUNT") }
+    let work = try chains(count)
+    let player = TokenPlayer(helperModules: [:])
+    var start = rusage(), end = rusage()
+    getrusage(__rusage_who_t(1), &start)
+    for chain in work {
+        try chain.verify()
+        try TransferRuns.verify(chain, bytecodeAllowed: true, runner: player.run)
+    }
+    getrusage(__rusage_who_t(1), &end)
+    func micros(_ t: timeval) -> Double { Double(t.tv_sec) * 1e6 + Double(t.tv_usec) }
+    let used = micros(end.ru_utime) + micros(end.ru_stime) - micros(start.ru_utime) - micros(start.ru_stime)
+    print("check_ns \(used * 1000 / Double(count))")
+    exit(0)
+}
 if args[1] == "floor" {
     guard args.count >= 3, let count = Int(args[2]) else { fail("missing COUNT") }
     let work = try chains(count)
@@ -120,6 +141,22 @@ do {
             guard try await ledger.deposit([chain]).first?.name == "accepted" else { fail("a deposit was not accepted") }
         }
         await store.close()
+    case "http-batch":
+        let size = max(1, clients)
+        let session = URLSession(configuration: .ephemeral)
+        let url = URL(string: args[2] + "/v1/deposit")!
+        let groups = stride(from: 0, to: work.count, by: size).map { Array(work[$0..<min($0 + size, work.count)]) }
+        let perRequest = try await timed(groups, clients: 1) { group in
+            var request = URLRequest(url: url)
+            request.httpMethod = "POST"
+            request.httpBody = try JSONSerialization.data(withJSONObject: ["chains": group.map(\.armored)])
+            let (data, response) = try await session.data(for: request)
+            let text = String(decoding: data, as: UTF8.self)
+            guard (response as? HTTPURLResponse)?.statusCode == 200, text.components(separatedBy: "\"accepted\"").count - 1 == group.count else {
+                fail("HTTP batch deposit failed: \(String(text.prefix(300)))")
+            }
+        }
+        ns = perRequest / Double(size)
     case "http":
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = clients

@@ -88,6 +88,13 @@ struct Keyhost: ParsableCommand {
                 Glibc.exit(1)
             }
         }
+        // The token worker a wallet or ledger starts (internal, exact shapes only) skips the parser too:
+        // its start is on the path of a wallet's first run.
+        if arguments.count <= 4, arguments.count >= 3, arguments[1] == "token", arguments[2] == "_worker",
+           arguments.count == 3 || arguments[3] == "--fork" || arguments[3] == "--serve" {
+            Glibc.exit(TokenWorkerCommand.serve(fork: arguments.count == 4 && arguments[3] == "--fork",
+                                                serving: arguments.count == 4 && arguments[3] == "--serve"))
+        }
         let rest = Discover.normalize(Array(arguments.dropFirst()))
         guard rest.contains("--json") else { main(rest); return }
         // With --json, command-line mistakes are JSON on standard error too, like every other error.

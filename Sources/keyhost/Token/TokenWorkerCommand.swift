@@ -16,9 +16,13 @@ struct TokenWorkerCommand: ParsableCommand {
     var fork = false
 
     func run() throws {
-        let status = fork ? TokenWorker.serveForking(player: PlayerSupport.player())
-            : TokenWorker.serve(player: PlayerSupport.player(), serving: serve)
+        let status = Self.serve(fork: fork, serving: serve)
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The worker's exit status (`Keyhost.main` calls this directly for the exact internal shapes).
+    static func serve(fork: Bool, serving: Bool) -> Int32 {
+        fork ? TokenWorker.serveForking(player: PlayerSupport.player()) : TokenWorker.serve(player: PlayerSupport.player(), serving: serving)
     }
 }
 
