@@ -12,6 +12,7 @@
 //   run_inprocess_us    the same with the player in this process (what isolation costs is the difference)
 //   player_only_us      TokenPlayer.run alone (deterministic sandbox set up, program run), no store
 //   runner_*_us         one request through each runner alone (fresh, warm, fork, in process), no store
+//   batch_*_us          runMany in 100-token batches, one lane per CPU: forked children, warm workers, in process
 //   run_10kb_us         verify + run of a token with a 10 KB program (worker), median latency
 //   pay_receive_10_us   request + pay (10 tokens, warm worker) + receive, median
 //   run_4proc_per_s     runs per second with 4 processes on one wallet
@@ -149,6 +150,30 @@ for (name, program, mode) in [("run_worker_us", trivial, 1), ("run_warm_us", tri
         : mode > 0 ? WorkerRunner(executable: keyhost, runsPerWorker: mode).run : player.run
     let times = try runAll(wallet, tokens, runner: runner)
     print("\(name) \(median(times) * 1e6) us")
+}
+
+// Batches: TokenWallet.runMany over 100-token batches in 2 lanes, per run: forked children (what
+// keyhost uses), warm workers (the design keyhost did not choose: runs share a process), and the
+// player in this process (no isolation at all).
+for (name, mode) in [("batch_fork_us", -1), ("batch_warm_us", 1000), ("batch_inprocess_us", 0)] where wanted(name) {
+    let wallet = try TokenWallet.create(path: fresh("\(name).db"))
+    let tokens = try issue(runs, to: try wallet.holder().publicKey, program: trivial)
+    _ = try wallet.importTokens(tokens, now: 0)
+    let signer = try wallet.softwareSigner()!
+    let lanes = BatchLanes.count(for: runs)
+    let runners: [(RunRequest) -> RunOutcome] = (0..<lanes).map { _ in
+        if mode < 0 { return WorkerRunner(forkingFrom: keyhost).run }
+        if mode > 0 { return WorkerRunner(executable: keyhost, runsPerWorker: mode).run }
+        return TokenPlayer(helperModules: helperModules(keyhost)).run
+    }
+    let t0 = wallSeconds()
+    for first in stride(from: 0, to: tokens.count, by: 100) {
+        let batch = tokens[first..<min(first + 100, tokens.count)].map { TokenWallet.RunItem(id: $0.token.id, arguments: .map([])) }
+        for result in try wallet.runMany(batch, now: 1_900_000_000, signer: signer, runners: runners) {
+            guard case .success = result else { fatalError("\(name): a run failed: \(result)") }
+        }
+    }
+    print("\(name) \((wallSeconds() - t0) / Double(tokens.count) * 1e6) us")
 }
 
 // Where an in-process run's time goes: the player alone (sandbox set-up + program), no wallet.

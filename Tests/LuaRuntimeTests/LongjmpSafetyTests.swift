@@ -18,6 +18,8 @@ import Testing
         "lua_getallocf", "lua_newstate", "lua_atpanic", "lua_setwarnf", "lua_pcall", "lua_pcallk",
         "luaL_ref", "luaL_unref", "luaL_where", "luaL_loadbufferx", "luaL_traceback", "lua_upvalueindex",
         "lua_tostring", "lua_isboolean", "lua_isnoneornil", "lua_tointeger",
+        // '–' in the manual: lua_dump writes through the caller's writer and allocates no Lua object.
+        "lua_isfunction", "lua_dump",
         // Tagged 'e' because it may close to-be-closed slots; keyhost never creates any from C or
         // Swift (no lua_toclose), so the slots it drops are plain values.
         "lua_settop",
