@@ -52,8 +52,19 @@ public final class WorkerRunner: @unchecked Sendable {
         forking = true
     }
 
-    /// The runner keyhost itself uses: forked runs from the running binary.
+    /// Forked runs from the running binary: what a long wallet session (a Lua wallet object) uses.
     public static func forkingCurrent() -> WorkerRunner { WorkerRunner(forkingFrom: currentExecutable) }
+
+    /// The lanes for a batch of `count` runs: one warm worker of the running binary per CPU (at most
+    /// four), each serving up to 1000 runs and replaced after any failed or bytecode run. Started
+    /// now; the caller stops them when the batch is done, so no worker outlives its batch.
+    public static func batchLanes(for count: Int) -> [WorkerRunner] {
+        (0..<BatchLanes.count(for: count)).map { _ in
+            let lane = WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
+            lane.start()
+            return lane
+        }
+    }
 
     /// The fork server's or warm worker's process id while one is running.
     public var processID: pid_t? { worker?.pid }
@@ -69,10 +80,10 @@ public final class WorkerRunner: @unchecked Sendable {
     /// The running keyhost binary.
     public static var currentExecutable: String { WorkerProgram.current }
 
-    /// Starts the fork server (or warm worker) now, so that it gets ready while the caller does
-    /// its own work (opening the wallet, the checks, the claim) instead of when the first run needs it.
+    /// Starts the worker (fresh, warm or fork server) now, so that it gets ready while the caller
+    /// does its own work (opening the wallet, the checks, the claim) instead of when the first run needs it.
     public func start() {
-        guard worker == nil, forking || runsPerWorker > 1 else { return }
+        guard worker == nil else { return }
         if case .success(let w) = Worker.start(executable: executable, arguments: arguments + mode) {
             worker = w
             startedEarly = true

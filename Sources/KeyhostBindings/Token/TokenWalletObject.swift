@@ -15,17 +15,15 @@ import Glibc
 final class TokenWalletObject: LuaObject {
     private var wallet: TokenWallet?
     let path: String
-    /// The fork servers this wallet's runs are forked from: started when first needed (one for
-    /// `run`, one per lane for `run_many`) and ended with the object.
-    private var forkServers: [WorkerRunner] = []
+    /// The fork server this wallet's runs are forked from, started at the first run and ended with the object.
+    private var forkServer: WorkerRunner?
 
-    /// Runs forked, one child each, from this object's first fork server.
-    var runner: WorkerRunner { runners(1)[0] }
-
-    /// `count` fork servers, one per lane of a batch.
-    func runners(_ count: Int) -> [WorkerRunner] {
-        while forkServers.count < count { forkServers.append(WorkerRunner.forkingCurrent()) }
-        return Array(forkServers.prefix(count))
+    /// Runs forked, one child each, from this object's fork server.
+    var runner: WorkerRunner {
+        if let forkServer { return forkServer }
+        let made = WorkerRunner.forkingCurrent()
+        forkServer = made
+        return made
     }
 
     init(_ wallet: TokenWallet, path: String) {
@@ -47,8 +45,8 @@ final class TokenWalletObject: LuaObject {
 
     func luaClose() {
         wallet = nil
-        for server in forkServers { server.stop() }
-        forkServers = []
+        forkServer?.stop()
+        forkServer = nil
     }
 
     /// `token.wallet.create(path, {card = session, path = "m/…"})`: a software holder key, or one on the card.
@@ -201,7 +199,8 @@ final class TokenWalletObject: LuaObject {
             items.append(TokenWallet.RunItem(try TokenArguments.storedToken(bytes, 2, in: wallet.store), arguments: arguments))
         }
         let signer = try holderSigner(ctx, try Options(ctx, 4, allowed: ["card"]))
-        let lanes = runners(BatchLanes.count(for: items.count))
+        let lanes = WorkerRunner.batchLanes(for: items.count)
+        defer { for lane in lanes { lane.stop() } }
         let results = try tokenCall { try wallet.runMany(items, now: Int64(time(nil)), signer: signer, runners: lanes.map { $0.run }) }
         return try ctx.return(.table(LuaTable(array: zip(items, results).map { item, result in
             switch result {

@@ -65,10 +65,12 @@ struct TokenRun: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
-            // Started first, so the fork server gets ready while the wallet is opened and checked.
-            let runner = WorkerRunner.forkingCurrent()
-            runner.start()
-            defer { runner.stop() }
+            // A batch runs in warm lanes, one token in a fresh worker; started first, so that they get
+            // ready while the wallet is opened and checked.
+            let lanes = ids.count > 1 ? WorkerRunner.batchLanes(for: ids.count) : [WorkerRunner(executable: WorkerRunner.currentExecutable)]
+            lanes[0].start()
+            defer { for lane in lanes { lane.stop() } }
+            let runner = lanes[0]
             let wallet = try options.open()
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
             defer { holder.close() }
@@ -83,9 +85,6 @@ struct TokenRun: ParsableCommand {
                 return
             }
             let items = found.map { TokenWallet.RunItem($0, arguments: arguments) }
-            let lanes = [runner] + (1..<BatchLanes.count(for: items.count)).map { _ in WorkerRunner.forkingCurrent() }
-            defer { for lane in lanes.dropFirst() { lane.stop() } }
-            for lane in lanes.dropFirst() { lane.start() }
             let results = try wallet.runMany(items, now: currentUnixTime(), signer: signer, runners: lanes.map { $0.run })
             var failed = 0
             var records: [Record] = []
