@@ -57,13 +57,16 @@ public final class WorkerRunner: @unchecked Sendable {
 
     /// The lanes for a batch of `count` runs: one warm worker of the running binary per CPU (at most
     /// four), each serving up to 1000 runs and replaced after any failed or bytecode run. Started
-    /// now; the caller stops them when the batch is done, so no worker outlives its batch.
+    /// now; the caller stops them when its batches are done.
     public static func batchLanes(for count: Int) -> [WorkerRunner] {
-        (0..<BatchLanes.count(for: count)).map { _ in
-            let lane = WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
-            lane.start()
-            return lane
-        }
+        (0..<BatchLanes.count(for: count)).map { _ in batchLane() }
+    }
+
+    /// One lane of a batch (see `batchLanes`), started.
+    public static func batchLane() -> WorkerRunner {
+        let lane = WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
+        lane.start()
+        return lane
     }
 
     /// The fork server's or warm worker's process id while one is running.
@@ -237,10 +240,14 @@ public final class WorkerRunner: @unchecked Sendable {
             close(input)
             close(output)
             if exitText == nil {
+                // A worker at end of input exits within a millisecond or two: short waits first.
                 var status: Int32 = 0
-                for _ in 0..<100 {
+                var waited: UInt32 = 0, step: UInt32 = 50
+                while waited < 100_000 {
                     if waitpid(pid, &status, WNOHANG) == pid { exitText = ""; return }
-                    usleep(1000)
+                    usleep(step)
+                    waited += step
+                    step = min(step * 2, 5000)
                 }
                 kill(pid, SIGKILL)
                 _ = reap()

@@ -18,6 +18,17 @@ final class TokenWalletObject: LuaObject {
     /// The fork server this wallet's runs are forked from, started at the first run and ended with the object.
     private var forkServer: WorkerRunner?
 
+    /// The warm workers of this object's batches (`run_many`), one lane per CPU: started by the first
+    /// batch, ended with the object (a warm worker per wallet session; each is still replaced after
+    /// 1000 runs and after any run that failed or ran bytecode).
+    private var lanes: [WorkerRunner] = []
+
+    func batchLanes(for count: Int) -> [WorkerRunner] {
+        let wanted = BatchLanes.count(for: count)
+        while lanes.count < wanted { lanes.append(WorkerRunner.batchLane()) }
+        return Array(lanes.prefix(wanted))
+    }
+
     /// Runs forked, one child each, from this object's fork server.
     var runner: WorkerRunner {
         if let forkServer { return forkServer }
@@ -47,6 +58,8 @@ final class TokenWalletObject: LuaObject {
         wallet = nil
         forkServer?.stop()
         forkServer = nil
+        for lane in lanes { lane.stop() }
+        lanes = []
     }
 
     /// `token.wallet.create(path, {card = session, path = "m/…"})`: a software holder key, or one on the card.
@@ -199,8 +212,7 @@ final class TokenWalletObject: LuaObject {
             items.append(TokenWallet.RunItem(try TokenArguments.storedToken(bytes, 2, in: wallet.store), arguments: arguments))
         }
         let signer = try holderSigner(ctx, try Options(ctx, 4, allowed: ["card"]))
-        let lanes = WorkerRunner.batchLanes(for: items.count)
-        defer { for lane in lanes { lane.stop() } }
+        let lanes = batchLanes(for: items.count)
         let results = try tokenCall { try wallet.runMany(items, now: Int64(time(nil)), signer: signer, runners: lanes.map { $0.run }) }
         return try ctx.return(.table(LuaTable(array: zip(items, results).map { item, result in
             switch result {
