@@ -19,6 +19,7 @@ import Glibc
 /// against an index file, an HTTP service or a Lua function.
 struct Discover: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "discover",
         abstract: "Find a wallet's used accounts and addresses (BIP44 gap limits).",
         discussion: """
             Keys: --xpub KEY (one account), --mnemonic-env VAR (the phrase is read from the environment variable VAR, \

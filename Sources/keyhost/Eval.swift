@@ -7,6 +7,7 @@ import Glibc
 
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "eval",
         abstract: "Run a chunk of Lua code and print the values it returns.",
         discussion: """
             An expression is accepted too: 'keyhost eval 1+1' prints 2. As at the REPL prompt, hd, ec, hex, card, \

@@ -3,6 +3,7 @@ import LuaRuntime
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run a Lua script.",
         discussion: """
             The script sees its arguments as '...' and in the global table 'arg' (arg[0] is the \

@@ -13,6 +13,7 @@ struct KeyMnemonic: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Print a new BIP39 mnemonic (English) made from the system CSPRNG.",
             discussion: """
                 The words go to standard output and nowhere else: redirect them to where they belong \
@@ -46,6 +47,7 @@ struct KeyMnemonic: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check a BIP39 mnemonic: exit 0 when valid, 1 when not, saying why without showing it.",
             discussion: """
                 The phrase comes from --stdin, from the variable --mnemonic-env names, else KEYHOST_MNEMONIC, else a \

@@ -8,6 +8,7 @@ import Glibc
 
 struct Repl: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "repl",
         abstract: "Start the interactive Lua prompt.",
         discussion: """
             Expressions print their values; statements may span lines. Tab completes globals, \

@@ -14,6 +14,7 @@ struct TokenWalletCommand: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "init",
             abstract: "Create a wallet with a new holder key (kept in the wallet file, mode 0600), or bound to a Keycard's key.",
             discussion: """
                 Tokens are issued to the holder public key this prints; give it to issuers ('keyhost token issue --to KEY'). \
@@ -51,7 +52,7 @@ struct TokenWalletCommand: ParsableCommand {
     }
 
     struct Info: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the wallet's holder key, tokens by state and trusted issuers.")
+        static let configuration = CommandConfiguration(commandName: "info", abstract: "Show the wallet's holder key, tokens by state and trusted issuers.")
         @OptionGroup var options: WalletOptions
         @Flag(help: "Print JSON (holder, holder_kind, tokens, trusted_issuers).") var json = false
 
