@@ -48,12 +48,8 @@ extension DiscoveryModule {
         let electrum = try electrumOptions(opts)
         let keyVariable = try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable
         let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
-        // proxy_isolate: each wallet its own connections and Tor circuit (as discover --jobs --proxy-isolate).
-        let sources = SharedUsageSources(perWallet: isolate) { coin, _ in
-            var http = http
-            if isolate { http.proxy = base.isolated(ProxySettings.freshIsolationKey()) }
-            return try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum, etherscanKeyVariable: keyVariable, chainID: chainID)
-        }
+        let sources = SharedUsageSources(spec: spec, http: http, isolating: isolate ? base : nil, electrum: electrum,
+                                         etherscanKeyVariable: keyVariable, chainID: chainID)
         let wallets: [JobWallet]
         do {
             wallets = try DiscoveryJobFile.wallets(bytes, name: name, defaults: defaults, usage: sources.source(for:wallet:))

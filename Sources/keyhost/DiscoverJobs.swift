@@ -49,18 +49,10 @@ extension Discover {
         defaults.indexes = try indexes.map { try Self.range($0, "--indexes") }
         defaults.maxAddresses = maxAddresses
 
-        let spec = source
-        let electrum = electrumOptions
-        let keyVariable = etherscanKeyEnv
-        // With --proxy-isolate each wallet has its own connections, under credentials of its own: a Tor circuit
-        // per wallet, so that no exit sees two wallets' addresses (the rate limit stays one for the job).
-        let isolate = proxyOptions.proxyIsolate
         let base = try proxyOptions.unisolated()
-        let sources = SharedUsageSources(perWallet: isolate) { coin, _ in
-            var http = http
-            if isolate { http.proxy = base.isolated(ProxySettings.freshIsolationKey()) }
-            let inner = try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum, etherscanKeyVariable: keyVariable)
-            return ClosureUsageSource(name: inner.name) { addresses in
+        let sources = SharedUsageSources(spec: source, http: http, isolating: proxyOptions.proxyIsolate ? base : nil,
+                                         electrum: electrumOptions, etherscanKeyVariable: etherscanKeyEnv) { inner in
+            ClosureUsageSource(name: inner.name) { addresses in
                 if Interrupt.requested { throw Failure.message("interrupted") }
                 return try inner.usage(of: addresses)
             }

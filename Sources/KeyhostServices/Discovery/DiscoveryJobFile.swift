@@ -1,6 +1,7 @@
 import KeyhostBitcoin
 import KeyhostCrypto
 import KeyhostDiscovery
+import KeyhostHTTP
 import KeyhostRecord
 import Synchronization
 #if canImport(Glibc)
@@ -208,6 +209,21 @@ public final class SharedUsageSources: @unchecked Sendable {
     public init(perWallet: Bool = false, make: @escaping (Coin, String) throws -> UsageSource) {
         self.perWallet = perWallet
         self.make = make
+    }
+
+    /// A job's sources, as both front ends make them: the usage source `spec` names for each coin;
+    /// with `isolating` (a SOCKS proxy and `--proxy-isolate` / `proxy_isolate`) each wallet gets sources
+    /// of its own under fresh credentials, a Tor circuit per wallet, so no exit sees two wallets'
+    /// addresses (the rate limit stays one for the job). `wrap` lets the CLI add its Ctrl-C check.
+    public convenience init(spec: String, http: HTTPOptions, isolating base: ProxySettings?, electrum: ElectrumOptions,
+                            etherscanKeyVariable: String, chainID: Int? = nil,
+                            wrap: @escaping (UsageSource) -> UsageSource = { $0 }) {
+        self.init(perWallet: base != nil) { coin, _ in
+            var http = http
+            if let base { http.proxy = base.isolated(ProxySettings.freshIsolationKey()) }
+            return wrap(try DiscoverySetup.usageSource(spec, coin: coin, http: http, electrum: electrum,
+                                                        etherscanKeyVariable: etherscanKeyVariable, chainID: chainID))
+        }
     }
 
     /// The source for `coin`, as wallet `id` uses it.
