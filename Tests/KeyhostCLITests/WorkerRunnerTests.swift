@@ -110,7 +110,7 @@ import KeyhostWorkerProcess
 
         // The server itself killed between runs: the next run starts a new one, once, and runs.
         kill(server, SIGKILL)
-        while Self.forkServers().contains(server), (try? String(contentsOfFile: "/proc/\(server)/stat", encoding: .utf8))?.contains(") Z") != true {
+        while Self.forkServers().contains(server), !Self.procFile("/proc/\(server)/stat").contains(") Z") {
             usleep(2000)
         }
         let after = runner.run(try Self.request("local t = ... t.emit(2)"))
@@ -131,18 +131,31 @@ import KeyhostWorkerProcess
 
     /// This test process's fork servers (`token _worker --fork` children).
     static func forkServers() -> [pid_t] {
-        children(of: getpid()).filter { pid in
-            let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
-            return String(decoding: command, as: UTF8.self).contains("--fork")
+        children(of: getpid()).filter { pid in procFile("/proc/\(pid)/cmdline").contains("--fork") }
+    }
+
+    /// A /proc file's text, read with plain read(2): these files vanish with their process, and
+    /// Foundation's reader leaks its buffer when a read fails half-way.
+    static func procFile(_ path: String) -> String {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
         }
+        return String(decoding: bytes.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Live (not zombie) children of `parent`, from /proc.
     static func children(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { Int32($0) }.filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
+            let stat = procFile("/proc/\(pid)/stat")
+            guard let close = stat.lastIndex(of: ")") else { return false }
             let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
             return fields.count > 1 && fields[0] != "Z" && Int32(fields[1]) == parent
         }
