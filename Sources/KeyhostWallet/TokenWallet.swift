@@ -27,6 +27,10 @@ public final class TokenWallet {
 
     /// Opens an existing wallet; one that was never initialised is an error saying how to.
     public init(path: String) throws {
+        // Opening must not leave a new, empty wallet file behind at a mistyped path.
+        guard access(path, F_OK) == 0 else {
+            throw WalletError(kind: "not_initialised", message: "there is no wallet at \(path): check the path, or create one with 'keyhost token wallet init'")
+        }
         store = try TokenStore(path: path)
         guard try store.setting(Setting.holderPublic) != nil else {
             throw WalletError(kind: "not_initialised", message: "wallet \(path) has no holder key yet: run 'keyhost token wallet init' first")

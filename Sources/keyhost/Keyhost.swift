@@ -95,6 +95,22 @@ struct Keyhost: ParsableCommand {
             Glibc.exit(TokenWorkerCommand.serve(fork: arguments.count == 4 && arguments[3] == "--fork",
                                                 serving: arguments.count == 4 && arguments[3] == "--serve"))
         }
+        // `keyhost token run ID…` is what scripts call in loops: it is parsed as a leaf command, without
+        // building the whole command tree (most of a short command's start). Anything the leaf parse does
+        // not take (help, a mistake, --json's JSON errors) goes the usual way below, which parses it again.
+        if arguments.count >= 4, arguments[1] == "token", arguments[2] == "run", !arguments.contains("--json"),
+           !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--generate-completion") }),
+           var command = try? TokenRun.parse(Array(arguments.dropFirst(3))) {
+            do {
+                try command.run()
+                Glibc.exit(0)
+            } catch let error as ExitCode {
+                Glibc.exit(error.rawValue)
+            } catch {
+                Failure.report(error)
+                Glibc.exit(1)
+            }
+        }
         let rest = Discover.normalize(Array(arguments.dropFirst()))
         guard rest.contains("--json") else { main(rest); return }
         // With --json, command-line mistakes are JSON on standard error too, like every other error.

@@ -238,6 +238,14 @@ t.test("run_many: each token on its own, one commit for those that completed", f
   t.raises(function() w:run_many("abcd") end, "list of token ids")
 end)
 
+t.test("opening a wallet that is not there fails and leaves no file behind", function()
+  local path = wallet_path()
+  local kind, err = kind_of(function() token.wallet.open(path) end)
+  t.eq(kind, "not_initialised")
+  t.ok(tostring(err):find("no wallet at", 1, true), tostring(err))
+  t.eq(io.open(path, "rb"), nil)
+end)
+
 t.test("time: not yet valid and expired tokens do not run", function()
   local w <close> = token.wallet.create(wallet_path())
   local now = os.time()

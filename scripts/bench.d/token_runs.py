@@ -7,6 +7,7 @@ Prints "<name> <microseconds per run>" lines (wall clock, medians of three round
     lua_run_many_us    w:run_many in batches of 100: one durable commit per batch
     cli_one_us         `keyhost token run ID` in a shell loop: one process per token
     cli_batch_us       `keyhost token run ID x 25` in a shell loop: one process and one commit per 25 tokens
+    cli_batch100_us    the same with 100 tokens per process
 The clock starts once the wallet is made and its tokens imported (the Lua script waits for a line on its input).
 """
 import os
@@ -64,7 +65,7 @@ def median(xs):
 
 
 figures = {"lua_run_us": lambda: lua("run"), "lua_run_many_us": lambda: lua("run_many"),
-           "cli_one_us": lambda: cli(1), "cli_batch_us": lambda: cli(25)}
+           "cli_one_us": lambda: cli(1), "cli_batch_us": lambda: cli(25), "cli_batch100_us": lambda: cli(100)}
 only = os.environ.get("KEYHOST_BENCH_ONLY")
 for name, measure in figures.items():
     if only and only != name:
