@@ -78,15 +78,7 @@ struct Keyhost: ParsableCommand {
             }
         }
         if arguments.count >= 3, arguments[1] == "run", arguments[2] == "-" || !arguments[2].hasPrefix("-") {
-            do {
-                try Run.script(path: arguments[2], arguments: Array(arguments[3...]))
-                Glibc.exit(0)
-            } catch let error as ExitCode {
-                Glibc.exit(error.rawValue)
-            } catch {
-                Failure.report(error)
-                Glibc.exit(1)
-            }
+            exitAfter { try Run.script(path: arguments[2], arguments: Array(arguments[3...])) }
         }
         // The token worker a wallet or ledger starts (internal, exact shapes only) skips the parser too:
         // its start is on the path of a wallet's first run.
@@ -101,15 +93,7 @@ struct Keyhost: ParsableCommand {
         if arguments.count >= 4, arguments[1] == "token", arguments[2] == "run", !arguments.contains("--json"),
            !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--generate-completion") }),
            var command = try? TokenRun.parse(Array(arguments.dropFirst(3))) {
-            do {
-                try command.run()
-                Glibc.exit(0)
-            } catch let error as ExitCode {
-                Glibc.exit(error.rawValue)
-            } catch {
-                Failure.report(error)
-                Glibc.exit(1)
-            }
+            exitAfter { try command.run() }
         }
         let rest = Discover.normalize(Array(arguments.dropFirst()))
         guard rest.contains("--json") else { main(rest); return }
