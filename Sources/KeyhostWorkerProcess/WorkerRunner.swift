@@ -15,7 +15,7 @@ import Glibc
 /// after any run that did not complete, and after any bytecode program (Lua does not verify
 /// bytecode), so only source programs that ended cleanly are followed by another.
 ///
-/// `forking` (what the wallet and the ledger use): one worker process, started once, is a fork
+/// `forking` (what a wallet's one-at-a-time runs use): one worker process, started once, is a fork
 /// server (`token _worker --fork`) that never runs a program itself; every run is a child forked
 /// from it, which runs that one program in a fresh Lua state under its own kernel limits and
 /// exits. A run costs a fork instead of an exec (no dynamic loading, no runtime start), and no
