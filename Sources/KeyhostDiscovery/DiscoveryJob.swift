@@ -1,4 +1,5 @@
 import Synchronization
+import KeyhostFiles
 
 /// One wallet of a discovery job.
 public struct JobWallet {

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import KeyhostFiles
 import KeyhostHTTP
 
 /// The connections of one source: slot i holds connection i, opened on first use, reopened after a failure,

@@ -7,6 +7,7 @@ import Foundation
 import Dispatch
 import Synchronization
 import KeyhostCrypto
+import KeyhostFiles
 import KeyhostRecord
 import KeyhostHTTP
 #if canImport(Glibc)

@@ -50,9 +50,7 @@ public struct TokenPlayer {
         _ = try? RunOutcome(encoded: outcome.encoded)
         // The state the next run will use, set up now: made after the warm-up, so it has run nothing.
         // In a fork server every child gets its own copy of it, and the server itself never runs it.
-        let limits = RunLimits.walletDefault
-        ready.state = try? LuaState(profile: .deterministicSandbox(SandboxLimits(
-            memoryBytes: Int(limits.memoryBytes), instructions: limits.instructions, seconds: Double(limits.timeMillis) / 1000)))
+        ready.state = try? LuaState(profile: .deterministicSandbox(SandboxLimits(RunLimits.walletDefault)))
     }
 
     /// In a child forked after `prepare()`, before its request comes: touches what a run writes
@@ -73,11 +71,7 @@ public struct TokenPlayer {
                 return .failed(kind: "refused", message: String(describing: error))
             }
         }
-        let limits = SandboxLimits(
-            memoryBytes: Int(clamping: request.limits.memoryBytes),
-            instructions: request.limits.instructions,
-            seconds: Double(request.limits.timeMillis) / 1000
-        )
+        let limits = SandboxLimits(request.limits)
         let state: LuaState
         if let made = ready.take(for: limits) {
             state = made
@@ -187,5 +181,12 @@ public struct TokenPlayer {
             throw LuaError.setup("the capability object could not be built")
         }
         return capability
+    }
+}
+
+extension SandboxLimits {
+    /// The Lua sandbox's limits for a run's limits.
+    init(_ limits: RunLimits) {
+        self.init(memoryBytes: Int(clamping: limits.memoryBytes), instructions: limits.instructions, seconds: Double(limits.timeMillis) / 1000)
     }
 }

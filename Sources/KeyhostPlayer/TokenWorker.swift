@@ -14,10 +14,7 @@ public enum TokenWorker {
     /// Serves one request, or with `serving` every request until its input ends; returns the
     /// process exit status.
     public static func serve(player: TokenPlayer, serving: Bool = false) -> Int32 {
-        // Die with the wallet: a run nobody waits for must not go on.
-        _ = khp_die_with_parent()
-        set(RLIMIT_CORE, 0)
-        set(RLIMIT_FSIZE, 0)
+        lockDown()
         repeat {
             let request: RunRequest
             do {
@@ -40,9 +37,7 @@ public enum TokenWorker {
     /// gets ready, while the wallet is still committing the last run, so a run waits for neither
     /// an exec nor a fork. Returns the exit status.
     public static func serveForking(player: TokenPlayer) -> Int32 {
-        _ = khp_die_with_parent()
-        set(RLIMIT_CORE, 0)
-        set(RLIMIT_FSIZE, 0)
+        lockDown()
         // A child of a multi-threaded process may find a lock held by a thread that no longer exists.
         guard khp_thread_count() == 1 else {
             _ = answer(.failed(kind: "setup", message: "the worker's fork server has \(khp_thread_count()) threads; it forks only when single-threaded"))
@@ -53,7 +48,7 @@ public enum TokenWorker {
         let template = getpid()
         // Children that answered and are exiting: reaped when done, never waited for on a run's path.
         var exiting: [pid_t] = []
-        defer { for pid in exiting { _ = reap(pid) } }
+        defer { for pid in exiting { _ = ProcessExit.wait(pid) } }
         var next = Child.fork(template: template, player: player)
         while true {
             let child: Child
@@ -87,7 +82,7 @@ public enum TokenWorker {
                 status = relay(reply)
                 exiting.append(child.pid)
             } else {
-                status = answer(.failed(kind: "crashed", message: "the run's process ended without an answer (\(reap(child.pid).text))"))
+                status = answer(.failed(kind: "crashed", message: "the run's process ended without an answer (\(ProcessExit.wait(child.pid).text))"))
             }
             exiting.removeAll { pid in
                 var code: Int32 = 0
@@ -136,7 +131,7 @@ public enum TokenWorker {
         func dismiss() {
             close(requests)
             close(answers)
-            _ = reap(pid)
+            _ = ProcessExit.wait(pid)
         }
     }
 
@@ -160,18 +155,21 @@ public enum TokenWorker {
         return 0
     }
 
+    /// What every worker does first: die with the wallet (a run nobody waits for must not go on),
+    /// and no core dumps or file writes, whatever a program manages to do to it.
+    private static func lockDown() {
+        _ = khp_die_with_parent()
+        set(RLIMIT_CORE, 0)
+        set(RLIMIT_FSIZE, 0)
+    }
+
+    /// Writes an encoded outcome to the wallet; the exit status if that fails.
     private static func relay(_ bytes: [UInt8]) -> Int32 {
         do { try WorkerFraming.write(bytes, to: 1) } catch { return 3 }
         return 0
     }
 
-    /// Waits for a child; its signal (0 if it exited) and a description of how it ended.
-    private static func reap(_ pid: pid_t) -> (signal: Int32, text: String) { ProcessExit.wait(pid) }
-
-    private static func answer(_ outcome: RunOutcome) -> Int32 {
-        do { try WorkerFraming.write(outcome.encoded, to: 1) } catch { return 3 }
-        return 0
-    }
+    private static func answer(_ outcome: RunOutcome) -> Int32 { relay(outcome.encoded) }
 
     /// Kernel-enforced limits under the Lua ones, set before each run: address space (what the
     /// process has now plus twice the run's memory, the state's object arena and slack for the runtime) and CPU seconds

@@ -24,6 +24,8 @@ public struct Receipt: Equatable, Sendable {
     public let statement: CBORValue
     /// The 32 bytes the holder signs; also the receipt's id.
     public let digest: [UInt8]
+    /// The effects as one canonical CBOR array (what the wallet stores; its hash is in the statement).
+    public let encodedEffects: [UInt8]
 
     public init(chain: TokenChain, arguments: CBORValue, now: Int64, effects: [CBORValue], transferTo: PublicKey? = nil) {
         self.chain = chain
@@ -31,13 +33,14 @@ public struct Receipt: Equatable, Sendable {
         self.now = now
         self.effects = effects
         self.transferTo = transferTo
+        encodedEffects = CBOREncoder.encode(.array(effects))
         var pairs: [CBORPair] = [
             CBORPair(.text("v"), .unsigned(Self.formatVersion)),
             CBORPair(.text("token_id"), .bytes(chain.token.token.id)),
             CBORPair(.text("chain_sha256"), .bytes(chain.hash)),
             CBORPair(.text("args_sha256"), .bytes(Hash.sha256(CBOREncoder.encode(arguments)))),
             CBORPair(.text("now"), .int(now)),
-            CBORPair(.text("effects_sha256"), .bytes(Hash.sha256(CBOREncoder.encode(.array(effects))))),
+            CBORPair(.text("effects_sha256"), .bytes(Hash.sha256(encodedEffects))),
             CBORPair(.text("holder"), .bytes(chain.currentHolder.compressed)),
         ]
         if let transferTo { pairs.append(CBORPair(.text("transfer_to"), .bytes(transferTo.compressed))) }
@@ -53,8 +56,6 @@ public struct Receipt: Equatable, Sendable {
     /// Who signs the receipt: the token's holder when it ran.
     public var holder: PublicKey { chain.currentHolder }
     public var argumentsHash: [UInt8] { Hash.sha256(CBOREncoder.encode(arguments)) }
-    /// The effects as one canonical CBOR array (what the wallet stores).
-    public var encodedEffects: [UInt8] { CBOREncoder.encode(.array(effects)) }
     public var effectsHash: [UInt8] { Hash.sha256(encodedEffects) }
     public var chainHash: [UInt8] { chain.hash }
 }

@@ -99,9 +99,13 @@ extension TokenStore {
     /// twice or more than the amount. A refused commit changes nothing and the token stays HELD.
     public func commitRun(_ run: PendingRun, effects: [UInt8], receipt: [UInt8], receiptID: [UInt8], spentAt: Int64,
                           outgoing: (requestID: [UInt8], chain: TokenChain)? = nil, paymentAmount: UInt64? = nil) throws {
-        let spent = SpentRun(run: run, effects: effects, receipt: receipt, receiptID: receiptID, spentAt: spentAt,
-                             outgoing: outgoing, paymentAmount: paymentAmount)
-        try write("commit the run of token \(Self.short(run.tokenID))") { db in try record(db, spent) }
+        try commitRun(SpentRun(run: run, effects: effects, receipt: receipt, receiptID: receiptID, spentAt: spentAt,
+                               outgoing: outgoing, paymentAmount: paymentAmount))
+    }
+
+    /// `commitRun` for a run already gathered into a `SpentRun`.
+    public func commitRun(_ spent: SpentRun) throws {
+        try write("commit the run of token \(Self.short(spent.run.tokenID))") { db in try record(db, spent) }
     }
 
     /// Commits many runs in one fsynced transaction, each on its own: a run that cannot commit

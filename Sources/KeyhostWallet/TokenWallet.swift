@@ -1,6 +1,6 @@
 import KeyhostCrypto
+import KeyhostFiles
 import KeyhostTokens
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -174,8 +174,7 @@ public final class TokenWallet {
         Failpoint.hit("after_program")
         let sealed = try seal(planned, effects: effects, pending: pending)
         Failpoint.hit("after_sign")
-        try store.commitRun(pending, effects: sealed.spent.effects, receipt: sealed.spent.receipt, receiptID: sealed.spent.receiptID,
-                            spentAt: now, outgoing: sealed.spent.outgoing, paymentAmount: sealed.spent.paymentAmount)
+        try store.commitRun(sealed.spent)
         committed = true
         Failpoint.hit("after_commit")
         return sealed.run
@@ -251,23 +250,19 @@ public final class TokenWallet {
         }
         // A software key signs from any thread (libsecp256k1's context is only read); a card signs on this one.
         let signInLanes = signer is SoftwareReceiptSigner
-        let lanes = Lanes(count: work.count)
-        Lanes.run(min(runners.count, work.count)) { lane in
-            while let i = lanes.next() {
-                let (_, plan, pending) = work[i]
-                do {
-                    let effects = try execute(plan, runner: runners[lane])
-                    lanes.finish(i, signInLanes ? .sealed(try seal(plan, effects: effects, pending: pending)) : .ran(effects))
-                } catch let error as WalletError {
-                    lanes.finish(i, .failed(error))
-                } catch {
-                    lanes.finish(i, .failed(WalletError.store("\(plan.name): \(error)")))
-                }
+        let outcomes = try parallelMap(work, width: runners.count) { item, lane -> LaneOutcome in
+            do {
+                let effects = try self.execute(item.plan, runner: runners[lane])
+                return signInLanes ? .sealed(try self.seal(item.plan, effects: effects, pending: item.pending)) : .ran(effects)
+            } catch let error as WalletError {
+                return .failed(error)
+            } catch {
+                return .failed(WalletError.store("\(item.plan.name): \(error)"))
             }
         }
-        for (i, (index, plan, pending)) in work.enumerated() {
+        for ((index, plan, pending), outcome) in zip(work, outcomes) {
             do {
-                switch lanes.outcome(i) {
+                switch outcome {
                 case .sealed(let done): sealed.append((index, done))
                 case .ran(let effects): sealed.append((index, try seal(plan, effects: effects, pending: pending)))
                 case .failed(let error): throw error
@@ -294,75 +289,12 @@ public final class TokenWallet {
         return results.map { $0! }
     }
 
-    /// The per-token work of a batch shared out between lanes: each index is taken by exactly one
-    /// lane and its outcome written once, under the lock, and read after every lane has ended.
-    final class Lanes: @unchecked Sendable {
-        // Handed from the lane that made it to the calling thread once, through the lock.
-        enum Outcome: @unchecked Sendable {
-            case sealed(Sealed)
-            case ran([CBORValue])
-            case failed(WalletError)
-        }
-
-        private let state: Mutex<(next: Int, outcomes: [Outcome?])>
-        private let count: Int
-
-        init(count: Int) {
-            self.count = count
-            state = Mutex((0, Array(repeating: nil, count: count)))
-        }
-
-        func next() -> Int? {
-            state.withLock { s in
-                guard s.next < count else { return nil }
-                s.next += 1
-                return s.next - 1
-            }
-        }
-
-        func finish(_ i: Int, _ outcome: Outcome) { state.withLock { $0.outcomes[i] = outcome } }
-        func outcome(_ i: Int) -> Outcome { state.withLock { $0.outcomes[i]! } }
-
-        /// Runs `body(lane)` for lanes 0..<n: lane 0 on the calling thread, the others on threads of their own.
-        static func run(_ n: Int, _ body: (Int) -> Void) {
-            guard n > 1 else {
-                if n == 1 { body(0) }
-                return
-            }
-            withoutActuallyEscaping(body) { body in
-                let shared = UncheckedBody(body)
-                var threads: [pthread_t] = []
-                for lane in 1..<n {
-                    let box = Unmanaged.passRetained(LaneStart(lane: lane, body: shared))
-                    var thread = pthread_t()
-                    if pthread_create(&thread, nil, { raw in
-                        let start = Unmanaged<LaneStart>.fromOpaque(raw!).takeRetainedValue()
-                        start.body.call(start.lane)
-                        return nil
-                    }, box.toOpaque()) == 0 {
-                        threads.append(thread)
-                    } else {
-                        box.release()
-                    }
-                }
-                body(0)
-                for thread in threads { pthread_join(thread, nil) }
-            }
-        }
-    }
-
-    private final class UncheckedBody: @unchecked Sendable {
-        let call: (Int) -> Void
-        init(_ call: @escaping (Int) -> Void) { self.call = call }
-    }
-
-    private final class LaneStart: @unchecked Sendable {
-        let lane: Int
-        let body: UncheckedBody
-        init(lane: Int, body: UncheckedBody) {
-            self.lane = lane
-            self.body = body
-        }
+    /// What a batch's lane made of one token: its sealed run, its effects (for the calling thread to
+    /// sign, with a card), or why it failed.
+    enum LaneOutcome {
+        case sealed(Sealed)
+        case ran([CBORValue])
+        case failed(WalletError)
     }
 
     /// A transfer's destination: the key, the request it pays, and for a payment the amount asked.

@@ -184,8 +184,8 @@ final class TokenWalletObject: LuaObject {
         return try ctx.return(.table(Self.runTable(result)))
     }
 
-    /// `w:run_many(ids [, args [, {card = session}]])`: runs each token once, each in its own forked
-    /// worker, and commits all that completed in one durable transaction. `ids` is a list of token
+    /// `w:run_many(ids [, args [, {card = session}]])`: runs each token once, each in a fresh Lua state
+    /// in the object's batch lanes (warm workers), and commits all that completed in one durable transaction. `ids` is a list of token
     /// ids or `{id = …, args = {…}}` tables (`args` is the default). Returns one table per token, in
     /// order: a run's table with `ok = true`, or `{ok = false, token_id, error = {kind, message}}`
     /// for a token that stays HELD (or was not found, or already spent). Raises only for an

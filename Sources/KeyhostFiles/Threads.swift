@@ -5,7 +5,7 @@ import Glibc
 
 /// A thread of its own (Foundation's Thread would bring Foundation proper, and ICU, into keyhost). @unchecked:
 /// started once, joined once, by the thread that holds it.
-final class WorkerThread: @unchecked Sendable {
+public final class WorkerThread: @unchecked Sendable {
     private var thread: pthread_t?
     private var body: (() -> Void)?
     /// Whether the body runs on the caller's thread when no thread can be had (never for a loop that waits to be stopped).
@@ -17,7 +17,7 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     /// Waits for the body to return.
-    func join() {
+    public func join() {
         if let thread { pthread_join(thread, nil) }
         thread = nil
     }
@@ -54,59 +54,54 @@ final class WorkerThread: @unchecked Sendable {
 }
 
 /// Runs `body` on a new thread; `join()` the result to wait for it.
-func startThread(_ body: @escaping () -> Void) -> WorkerThread {
+public func startThread(_ body: @escaping () -> Void) -> WorkerThread {
     let worker = WorkerThread(body)
     worker.start()
     return worker
 }
 
 /// Runs `body` on a new thread if one can be had (nil if not): for helpers such as a keep-alive that loop until told to stop.
-func startBackgroundThread(_ body: @escaping () -> Void) -> WorkerThread? {
+public func startBackgroundThread(_ body: @escaping () -> Void) -> WorkerThread? {
     let worker = WorkerThread(inlineIfNoThread: false, body)
     worker.start()
     return worker.started ? worker : nil
 }
 
 /// A mutex with try-lock (DispatchQueue has none), for locks held across a blocking exchange.
-final class ThreadLock: @unchecked Sendable {
+public final class ThreadLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    init() { pthread_mutex_init(mutex, nil) }
+    public init() { pthread_mutex_init(mutex, nil) }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
     /// Takes the lock if it is free; never waits.
-    func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
-}
-
-/// Nanoseconds on a clock that never goes back, for idle times.
-func monotonicClock() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-/// Sleeps `seconds` (as Thread.sleep did: a signal does not cut the wait short).
-func sleepSeconds(_ seconds: Double) {
-    guard seconds > 0 else { return }
-    let clamped = min(seconds, Double(Int32.max))
-    var request = timespec(tv_sec: Int(clamped), tv_nsec: Int((clamped - clamped.rounded(.towardZero)) * 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    public func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 }
 
 /// `body` over `items` on at most `width` threads, results in order. The first failure (by position) is thrown
-/// after in-flight work ends; items not yet started are not started. The remote usage sources share it.
-func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws -> R) throws -> [R] {
-    if items.count == 1 { return [try body(items[0])] }
+/// after in-flight work ends; items not yet started are not started. The remote usage sources and a wallet's
+/// batch of token runs share it.
+public func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws -> R) throws -> [R] {
+    try parallelMap(items, width: width) { item, _ in try body(item) }
+}
+
+/// `parallelMap` whose body also gets the number of the thread running it (0 ..< width), for work that
+/// needs something of its own per thread (a wallet's batch: one worker process per lane).
+public func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T, Int) throws -> R) throws -> [R] {
+    if items.count == 1 { return [try body(items[0], 0)] }
     // Workers pull the next index from shared state; everything shared sits behind one lock.
     let state = MapState<R>(count: items.count)
     let work = UncheckedBox((items, body))
-    // Dedicated threads, not the GCD pool: these block on sockets for whole requests, and blocked GCD
+    // Dedicated threads, not the GCD pool: these block on sockets or pipes for whole requests, and blocked GCD
     // workers would starve other work queued on the pool.
     let workers = min(max(1, width), items.count)
-    let threads = (0..<workers).map { _ in
+    let threads = (0..<workers).map { worker in
         startThread {
             let (items, body) = work.value
             while true {
@@ -117,7 +112,7 @@ func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws ->
                 }
                 guard let index else { return }
                 do {
-                    let result = try body(items[index])
+                    let result = try body(items[index], worker)
                     state.locked { $0.results[index] = result }
                 } catch {
                     state.locked { s in
@@ -155,7 +150,7 @@ private final class MapState<R>: @unchecked Sendable {
 }
 
 /// Carries a value across a dispatch boundary whose ordering (a semaphore, a group wait) makes it safe.
-final class UncheckedBox<T>: @unchecked Sendable {
-    var value: T
-    init(_ value: T) { self.value = value }
+public final class UncheckedBox<T>: @unchecked Sendable {
+    public var value: T
+    public init(_ value: T) { self.value = value }
 }
