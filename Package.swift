@@ -160,7 +160,7 @@ let package = Package(
         ]),
 
         // Test helpers shared by test targets (a loopback HTTP server).
-        .target(name: "KeyhostTestSupport", path: "Tests/KeyhostTestSupport"),
+        .target(name: "KeyhostTestSupport", dependencies: ["KeyhostFiles"], path: "Tests/KeyhostTestSupport"),
 
         .testTarget(name: "LuaRuntimeTests", dependencies: ["LuaRuntime"]),
         .testTarget(name: "KeyhostCryptoTests", dependencies: ["KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),

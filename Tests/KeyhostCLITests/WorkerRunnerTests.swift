@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostPlayer
 import KeyhostTokens
 import Testing
+import KeyhostTestSupport
 import KeyhostWorkerProcess
 
 /// Token runs in a worker process: the real keyhost worker, and stand-ins that crash or hang.
@@ -134,20 +135,9 @@ import KeyhostWorkerProcess
         children(of: getpid()).filter { pid in procFile("/proc/\(pid)/cmdline").contains("--fork") }
     }
 
-    /// A /proc file's text, read with plain read(2): these files vanish with their process, and
-    /// Foundation's reader leaks its buffer when a read fails half-way.
+    /// A /proc file's text with NULs as spaces, or "" when its process is gone.
     static func procFile(_ path: String) -> String {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return "" }
-        defer { Glibc.close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        String((ProcFile.text(path) ?? "").map { $0 == "\0" ? " " : $0 })
     }
 
     /// Live (not zombie) children of `parent`, from /proc.

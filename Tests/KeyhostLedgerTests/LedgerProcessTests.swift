@@ -3,6 +3,7 @@ import KeyhostCrypto
 import KeyhostLedger
 import KeyhostTokens
 import Testing
+import KeyhostTestSupport
 
 /// keyhost reaches PostgreSQL through a `keyhost-ledger pipe` child (LedgerProcess): from Lua, from
 /// the CLI and in process; what happens when the child or keyhost dies; what a missing
@@ -24,7 +25,7 @@ import Testing
     static func ledgerChildren(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int32.init).filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            guard let stat = ProcFile.text("/proc/\(pid)/stat"),
                   let close = stat.lastIndex(of: ")") else { return false }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 2 && Int32(fields[1]) == parent && stat.contains("(keyhost-ledger)")
@@ -33,7 +34,7 @@ import Testing
 
     /// Whether `pid` ignores `signal` (its SigIgn mask in /proc).
     static func ignores(_ pid: pid_t, _ signal: Int32) -> Bool {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        guard let status = ProcFile.text("/proc/\(pid)/status"),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
               let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
         return mask & (1 << UInt64(signal - 1)) != 0
@@ -41,7 +42,7 @@ import Testing
 
     /// Running (not gone, not a zombie nobody reaped).
     static func alive(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        guard let stat = ProcFile.text("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
         return !stat[stat.index(after: close)...].hasPrefix(" Z")
     }
 
@@ -182,10 +183,10 @@ import Testing
         let db = try pg.newDatabase()
         let ledger = try LedgerProcess(location: try PostgresLocation(url: Self.url(pg, db, password: "pa%3Ass")), issuers: [Fixtures.issuer.publicKey.xOnly], worker: Fixtures.worker)
         defer { ledger.close() }
-        let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(ledger.pid)/cmdline")), as: UTF8.self)
+        let cmdline = try #require(ProcFile.text("/proc/\(ledger.pid)/cmdline"))
         #expect(cmdline.contains("keyhost-ledger\0pipe\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--issuer\0\(Self.issuerHex)"), "\(cmdline)")
         #expect(!cmdline.contains("pa"))
-        let environment = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(ledger.pid)/environ")), as: UTF8.self)
+        let environment = try #require(ProcFile.text("/proc/\(ledger.pid)/environ"))
         #expect(environment.split(separator: "\0").contains("PGPASSWORD=pa:ss"))
         #expect(try ledger.stats().tokens == 0)
     }
@@ -351,7 +352,7 @@ import Testing
         #expect(!refused.output.contains("sekrit"))
         let (server, address) = try Child.ledgerServer(db: Self.url(pg, db), issuers: [Self.issuerHex])
         defer { server.kill(SIGTERM); server.wait() }
-        let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.pid)/cmdline")), as: UTF8.self)
+        let cmdline = try #require(ProcFile.text("/proc/\(server.pid)/cmdline"))
         #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--request-timeout\060.0\0--max-connections-per-client\032\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
         #expect(!cmdline.contains("sekrit"))
         let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])

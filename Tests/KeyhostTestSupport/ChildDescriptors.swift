@@ -21,14 +21,13 @@ public enum ChildDescriptors {
 
     /// The command line of `pid` (arguments split at NUL), or nil when it is gone.
     public static func commandLine(_ pid: pid_t) -> [String]? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+        guard let data = ProcFile.bytes("/proc/\(pid)/cmdline") else { return nil }
         return data.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The parent of `pid` from /proc/PID/stat, or nil when it is gone.
     public static func parent(_ pid: pid_t) -> pid_t? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
+        guard let text = ProcFile.text("/proc/\(pid)/stat") else { return nil }
         // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
