@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "KeyhostRecord", swiftSettings: swift6),
 
         // Domain modules: pure Swift, no Lua inside.
-        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostLoader", "CKeyhostProcess"], swiftSettings: swift6),
+        .target(name: "KeyhostCrypto", dependencies: ["CSecp256k1", "COpenSSL", "CKeyhostLoader", "CKeyhostProcess", "CKeyhostSHA256"], swiftSettings: swift6),
         .target(name: "KeyhostCard", dependencies: ["KeyhostCrypto", "KeyhostFiles", "COpenSSL"], swiftSettings: swift6),
         .target(name: "KeyhostPCSC", dependencies: ["CPCSCLite", "KeyhostCard"], swiftSettings: swift6),
         .target(name: "KeyhostVPCD", dependencies: ["KeyhostCard"], swiftSettings: swift6),
@@ -114,6 +114,7 @@ let package = Package(
         // it, and verifiers (payees, ledgers, keyhost-ledger) re-run programs to check transfers.
         .target(name: "KeyhostWorkerProcess", dependencies: ["KeyhostTokens", "KeyhostFiles", "CKeyhostProcess"], swiftSettings: swift6),
         .target(name: "CKeyhostProcess"),
+        .target(name: "CKeyhostSHA256"),
 
         // The card services both front ends share (keyhost's commands and the Lua binding): sessions, pairing and
         // its store, secrets, reader choice, structured errors. Plain Swift values and `Record` results: no Lua here.

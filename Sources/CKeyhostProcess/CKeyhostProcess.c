@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -36,6 +37,8 @@ int khp_thread_count(void) {
     fclose(f);
     return n;
 }
+
+long khp_getrandom(void *buffer, unsigned long count) { return (long)getrandom(buffer, count, 0); }
 
 int khp_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 

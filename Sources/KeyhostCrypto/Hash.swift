@@ -1,10 +1,14 @@
 import COpenSSL
 
-/// Hash functions and MACs (SHA-2 and RIPEMD-160 from OpenSSL; Keccak-256 in Swift).
+/// Hash functions and MACs (SHA-256 in keyhost's own C, see `SHA256`; SHA-512, RIPEMD-160 and the MACs
+/// from OpenSSL; Keccak-256 in Swift).
 public enum Hash {
     /// SHA-256 of `data`.
     public static func sha256(_ data: [UInt8]) -> [UInt8] {
-        digest(OpenSSL.shared.sha256, data, 32)
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            data.withUnsafeBytes { SHA256.hash($0, into: UnsafeMutableRawPointer(out.baseAddress!)) }
+            count = 32
+        }
     }
 
     /// SHA-512 of `data`.
@@ -40,13 +44,20 @@ public enum Hash {
 
     /// BIP340 tagged hash: SHA-256(SHA-256(tag) || SHA-256(tag) || data).
     public static func tagged(_ tag: String, _ data: [UInt8]) -> [UInt8] {
-        tag == "TapTweak" ? sha256(tapTweakTag + tapTweakTag + data) : tagged(bytes: Array(tag.utf8), data)
+        tag == "TapTweak" ? tagged(tagHash: tapTweakTag, data) : tagged(bytes: Array(tag.utf8), data)
     }
 
     /// BIP340 tagged hash with the tag as bytes: BIP340 defines tags as byte strings, not necessarily UTF-8.
     public static func tagged(bytes tag: [UInt8], _ data: [UInt8]) -> [UInt8] {
-        let tagHash = sha256(tag)
-        return sha256(tagHash + tagHash + data)
+        tagged(tagHash: sha256(tag), data)
+    }
+
+    private static func tagged(tagHash: [UInt8], _ data: [UInt8]) -> [UInt8] {
+        var hash = SHA256()
+        hash.update(tagHash)
+        hash.update(tagHash)
+        hash.update(data)
+        return hash.finalize()
     }
 
     /// SHA-256("TapTweak"), computed once: every taproot address needs it.
@@ -89,15 +100,15 @@ public enum Hash {
 
     static func hash160(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { inner in
-            digest(OpenSSL.shared.sha256, input, into: inner.baseAddress!)
+            SHA256.hash(input, into: inner.baseAddress!)
             digest(OpenSSL.shared.ripemd160, UnsafeRawBufferPointer(inner), into: out)
         }
     }
 
     static func sha256d(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { inner in
-            digest(OpenSSL.shared.sha256, input, into: inner.baseAddress!)
-            digest(OpenSSL.shared.sha256, UnsafeRawBufferPointer(inner), into: out)
+            SHA256.hash(input, into: inner.baseAddress!)
+            SHA256.hash(UnsafeRawBufferPointer(inner), into: out)
         }
     }
 

@@ -108,7 +108,7 @@ public struct Mnemonic: Sendable, CustomStringConvertible, CustomDebugStringConv
     /// First byte of SHA-256(entropy), computed without copying the entropy into an unwiped array.
     private static func checksumByte(_ entropy: UnsafeRawBufferPointer) -> UInt8 {
         withWipedScratch(32) { digest in
-            Hash.digest(OpenSSL.shared.sha256, entropy, into: digest.baseAddress!)
+            SHA256.hash(entropy, into: digest.baseAddress!)
             return digest[0]
         }
     }

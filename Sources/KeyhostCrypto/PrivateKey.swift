@@ -199,7 +199,7 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         } catch let error as EncodingError {
             throw KeyError.wif("\(error)")
         }
-        defer { OPENSSL_cleanse(&payload, payload.count) }
+        defer { wipe(&payload, payload.count) }
         guard payload.count == 33 || (payload.count == 34 && payload[33] == 0x01) else {
             throw KeyError.wif("payload of \(payload.count) bytes; expected a version byte, 32 key bytes and an optional 0x01")
         }
@@ -220,7 +220,7 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     /// Runs `body` with a mutable copy of the keypair that is wiped afterwards (it embeds the secret key).
     private func withKeypair<R>(_ body: (UnsafeMutablePointer<secp256k1_keypair>) throws -> R) throws -> R {
         var copy = secp256k1_keypair()
-        defer { OPENSSL_cleanse(&copy, MemoryLayout<secp256k1_keypair>.size) }
+        defer { wipe(&copy, MemoryLayout<secp256k1_keypair>.size) }
         keypair.withUnsafeBytes { source in withUnsafeMutableBytes(of: &copy) { $0.copyMemory(from: source) } }
         return try body(&copy)
     }

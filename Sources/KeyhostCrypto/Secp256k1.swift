@@ -1,5 +1,8 @@
-import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSecp256k1
+import CKeyhostProcess
 
 /// The process's single randomized libsecp256k1 context.
 ///
@@ -15,11 +18,11 @@ final class Secp256k1: @unchecked Sendable {
             fatalError("keyhost: secp256k1_context_create failed")
         }
         var seed = [UInt8](repeating: 0, count: 32)
-        guard RAND_bytes(&seed, 32) == 1 else { OpenSSL.fail("RAND_bytes for the secp256k1 context seed") }
+        seed.withUnsafeMutableBytes { fillRandom($0) }
         guard secp256k1_context_randomize(context, seed) == 1 else {
             fatalError("keyhost: secp256k1_context_randomize failed")
         }
-        OPENSSL_cleanse(&seed, 32)
+        wipe(&seed, 32)
         self.context = context
     }
 
@@ -36,10 +39,19 @@ let secp256k1Order: [UInt8] = [
     0xBA, 0xAE, 0xDC, 0xE6, 0xAF, 0x48, 0xA0, 0x3B, 0xBF, 0xD2, 0x5E, 0x8C, 0xD0, 0x36, 0x41, 0x41,
 ]
 
-/// Fills `buffer` from OpenSSL's CSPRNG (seeded by the operating system).
+/// Fills `buffer` from the kernel's CSPRNG (getrandom(2), which blocks only until the kernel's pool is
+/// first seeded after boot). Not OpenSSL's RAND_bytes: signing must not load libcrypto.
 func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
-    guard buffer.count > 0 else { return }
-    OpenSSL.check(RAND_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)), "RAND_bytes")
+    var filled = 0
+    while filled < buffer.count {
+        let n = khp_getrandom(buffer.baseAddress! + filled, UInt(buffer.count - filled))
+        if n > 0 {
+            filled += n
+        } else if errno != EINTR {
+            // Only a kernel without getrandom (before Linux 3.17) gets here; nothing can be signed safely.
+            fatalError("keyhost: getrandom failed: \(String(cString: strerror(errno)))")
+        }
+    }
 }
 
 /// `count` bytes from the system CSPRNG.

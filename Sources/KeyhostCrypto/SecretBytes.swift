@@ -1,4 +1,6 @@
-import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Secret bytes (seeds, private keys, entropy) kept in memory that is wiped when the last reference goes.
 ///
@@ -25,14 +27,14 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
         do {
             try fill(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
         } catch {
-            OPENSSL_cleanse(storage.baseAddress, storage.count)
+            wipe(storage.baseAddress, storage.count)
             storage.deallocate()
             throw error
         }
     }
 
     deinit {
-        OPENSSL_cleanse(storage.baseAddress, storage.count)
+        wipe(storage.baseAddress, storage.count)
         storage.deallocate()
     }
 
@@ -49,7 +51,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Constant-time comparison, so equality checks do not leak where two secrets differ.
     public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
+        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in constantTimeEqual(a, b) } }
     }
 
     public var description: String { "SecretBytes(\(count) bytes, redacted)" }
@@ -61,7 +63,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
 func withWipedScratch<R>(_ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
     try withUnsafeTemporaryAllocation(byteCount: count, alignment: 16) { buffer in
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        defer { OPENSSL_cleanse(buffer.baseAddress, count) }
+        defer { wipe(buffer.baseAddress, count) }
         return try body(buffer)
     }
 }

@@ -33,9 +33,9 @@ extension TokenStore {
         }
     }
 
+    /// 16 random bytes in one getrandom call (a generator would make one call per byte).
     private static func newRunID() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        secureRandomBytes(16)
     }
 
     /// Runs `body` inside a savepoint of the caller's transaction: a WalletError it throws undoes

@@ -62,14 +62,17 @@ extension TokenStore {
         guard digits.count >= 4, digits.count <= 64, digits.allSatisfy({ Self.isHexDigit($0) }) else {
             throw WalletError.invalid("a token id prefix must be 4 to 64 hex digits, got '\(hex.prefix(70))'")
         }
-        let upper = hex.uppercased()
+        // A range on the primary key (ids are compared as bytes), not a scan of every id's hex: a
+        // batch looks up each of its ids, and a wallet may hold many thousands of tokens.
+        let (low, high) = Self.idRange(hexPrefix: digits)
+        let range = high == nil ? "id >= ?" : "id >= ? AND id < ?"
+        let bounds: [(any SQLBindable)?] = high.map { [low, $0] } ?? [low]
         let matches = try read("find token \(hex)") { db in
             // Up to two rows answer "none, one or several"; the count is only needed for the message.
-            let rows = try db.fetchAll(
-                "SELECT \(Self.tokenColumns) FROM tokens WHERE substr(hex(id), 1, ?) = ? ORDER BY imported_at, id LIMIT 2", [upper.utf8.count, upper])
+            let rows = try db.fetchAll("SELECT \(Self.tokenColumns) FROM tokens WHERE \(range) ORDER BY id LIMIT 2", bounds)
             let count = rows.count < 2
                 ? rows.count
-                : try db.fetchValue("SELECT count(*) FROM tokens WHERE substr(hex(id), 1, ?) = ?", [upper.utf8.count, upper], as: Int.self) ?? 0
+                : try db.fetchValue("SELECT count(*) FROM tokens WHERE \(range)", bounds, as: Int.self) ?? 0
             return (try rows.first.map { try storedToken($0) }, count)
         }
         switch matches {
@@ -77,6 +80,29 @@ extension TokenStore {
         case (_, 0): throw WalletError.notFound("no token in the wallet has an id starting with \(hex.lowercased())")
         case (_, let count): throw WalletError.ambiguous("\(count) tokens have an id starting with \(hex.lowercased()); give more hex digits")
         }
+    }
+
+    /// The ids that start with `digits` (hex, 1 to 64 of them) are those in `low ..< high`, compared
+    /// as bytes; `high` is nil when no id is above the range (a prefix of all f's).
+    static func idRange(hexPrefix digits: [UInt8]) -> (low: [UInt8], high: [UInt8]?) {
+        var nibbles = digits.map { d -> UInt8 in
+            switch d {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return d - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return d - UInt8(ascii: "a") + 10
+            default: return d - UInt8(ascii: "A") + 10
+            }
+        }
+        func bytes(_ n: [UInt8]) -> [UInt8] {
+            let padded = n.count % 2 == 0 ? n : n + [0]
+            return stride(from: 0, to: padded.count, by: 2).map { padded[$0] << 4 | padded[$0 + 1] }
+        }
+        let low = bytes(nibbles)
+        // The next prefix of the same length: add one to the last nibble, carrying.
+        var i = nibbles.count - 1
+        while i >= 0 && nibbles[i] == 15 { nibbles[i] = 0; i -= 1 }
+        guard i >= 0 else { return (low, nil) }
+        nibbles[i] += 1
+        return (low, bytes(nibbles))
     }
 
     /// A row of `tokenColumns` as a stored token; a damaged one is a `store` error naming the token and the reason.

@@ -60,6 +60,33 @@ import Testing
         }
     }
 
+    /// The lookup is a range on the id's bytes; this checks it against the plain definition (the id's
+    /// hex starts with the prefix) at nibble and byte boundaries, odd lengths, and all-f prefixes.
+    @Test func findAgreesWithHexPrefixMatchingAtEveryBoundary() throws {
+        try withWallet { store in
+            let ids = [
+                Fixture.id([0x00], fill: 0x00), Fixture.id([0xab, 0xcd, 0xff], fill: 0xff), Fixture.id([0xab, 0xce], fill: 0x00),
+                Fixture.id([0xab, 0xcd, 0x0f]), Fixture.id([0xab, 0xcd, 0x10]), Fixture.id([0xab, 0xc0]), Fixture.id([0xab, 0xbf], fill: 0xff),
+                Fixture.id([0xff, 0xff], fill: 0xff), Fixture.id([0xff, 0xfe]), Fixture.id([0xf0, 0x00]),
+            ]
+            for id in ids { _ = try store.importToken(Fixture.token(id), now: 1) }
+            let hexIDs = ids.map { Hex.encode($0) }
+            var prefixes = ["0000", "abcd", "abcd0", "abcd1", "abcdf", "abcdff", "abce", "abc0", "abbf", "abcf", "ffff", "fffff", "fffe",
+                            "f000", "efff", "ABCD0F", hexIDs[1], hexIDs[7], String(hexIDs[3].dropLast())]
+            for id in hexIDs { prefixes.append(String(id.prefix(5))); prefixes.append(String(id.prefix(9))) }
+            for prefix in prefixes {
+                let expected = hexIDs.filter { $0.hasPrefix(prefix.lowercased()) }
+                switch expected.count {
+                case 0: #expect(walletError { try store.find(idPrefix: prefix) }?.kind == "not_found", "\(prefix)")
+                case 1: #expect(try Hex.encode(store.find(idPrefix: prefix).id) == expected[0], "\(prefix)")
+                default:
+                    let error = walletError { try store.find(idPrefix: prefix) }
+                    #expect(error?.kind == "ambiguous" && error?.message.hasPrefix("\(expected.count) tokens") == true, "\(prefix): \(String(describing: error))")
+                }
+            }
+        }
+    }
+
     @Test func issuersAreTrustedAndDistrusted() throws {
         try withWallet { store in
             let first = Fixture.issuerKey.publicKey.xOnly.bytes, second = Fixture.holderKey.publicKey.xOnly.bytes

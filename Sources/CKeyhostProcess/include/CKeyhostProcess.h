@@ -1,7 +1,7 @@
 #ifndef CKEYHOST_PROCESS_H
 #define CKEYHOST_PROCESS_H
 
-// Process controls Swift's Glibc module does not import (sys/prctl.h, glibc's _np spawn actions).
+// Process controls Swift's Glibc module does not import (sys/prctl.h, sys/random.h, glibc's _np spawn actions).
 
 #include <spawn.h>
 
@@ -18,6 +18,9 @@ pid_t khp_fork(void);
 
 // The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
 int khp_thread_count(void);
+
+// getrandom(2) with flags 0: fills `buffer` from the kernel's CSPRNG. Returns the bytes written or -1 (errno).
+long khp_getrandom(void *buffer, unsigned long count);
 
 // pipe2(fds, O_CLOEXEC): a pipe no other child inherits (pipe2 needs _GNU_SOURCE). Returns 0 or -1.
 int khp_pipe_cloexec(int fds[2]);
