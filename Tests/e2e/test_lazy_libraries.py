@@ -39,11 +39,26 @@ def test_empty_script_loads_none_of_them(keyhost_bin, tmp_path):
     assert_lua_but_none_of(LAZY, libs, "loaded for an empty script")
 
 
-def test_first_hash_loads_libcrypto_only(keyhost_bin, tmp_path):
-    script = tmp_path / "hash.lua"
-    script.write_text('print(require("keyhost.hex").encode(require("keyhost.hash").sha256("abc")))\n')
+def test_sha256_and_signatures_load_none_of_them(keyhost_bin, tmp_path):
+    # SHA-256 is keyhost's own and randomness comes from getrandom: what a token run does (hash, sign,
+    # verify) must not pay for loading and initialising libcrypto.
+    script = tmp_path / "sign.lua"
+    script.write_text(
+        'local hash, hex, ec = require("keyhost.hash"), require("keyhost.hex"), require("keyhost.ec")\n'
+        'local key = ec.private_key(string.rep("\\1", 32))\n'
+        'local sig = ec.schnorr_sign(key, hash.sha256("m"))\n'
+        'assert(ec.schnorr_verify(key:public_key(), hash.sha256("m"), sig))\n'
+        'print(hex.encode(hash.sha256("abc")))\n')
     libs, result = loaded_libraries(keyhost_bin, "run", str(script))
     assert result.stdout.strip() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert_lua_but_none_of(LAZY, libs, "loaded for SHA-256 and a signature")
+
+
+def test_sha512_loads_libcrypto_only(keyhost_bin, tmp_path):
+    script = tmp_path / "hash.lua"
+    script.write_text('print(require("keyhost.hex").encode(require("keyhost.hash").sha512("abc")):sub(1, 16))\n')
+    libs, result = loaded_libraries(keyhost_bin, "run", str(script))
+    assert result.stdout.strip() == "ddaf35a193617aba"
     assert "libcrypto.so.3" in libs, libs
     assert_lua_but_none_of([lib for lib in LAZY if lib != "libcrypto.so"], libs, "loaded for a hash")
 
@@ -52,7 +67,7 @@ def test_a_broken_library_is_reported_like_the_dynamic_loader_would(keyhost_bin,
     # An unreadable libcrypto found first on the search path stands in for a missing one.
     (tmp_path / "libcrypto.so.3").write_bytes(b"")
     script = tmp_path / "hash.lua"
-    script.write_text('require("keyhost.hash").sha256("abc")\n')
+    script.write_text('require("keyhost.hash").sha512("abc")\n')
     env = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(tmp_path)}
     result = subprocess.run([keyhost_bin, "run", str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 127
