@@ -36,12 +36,23 @@ public final class WorkerRunner: @unchecked Sendable {
     public let forking: Bool
 
     private var worker: Worker?
+    /// What a worker forked from this process runs instead of exec'ing `executable` (see `batchLanes`).
+    private let forkedServe: (() -> Int32)?
 
     public init(executable: String, arguments: [String] = ["token", "_worker"], runsPerWorker: Int = 1) {
         self.executable = executable
         self.arguments = arguments
         self.runsPerWorker = max(1, runsPerWorker)
         forking = false
+        forkedServe = nil
+    }
+
+    private init(executable: String, runsPerWorker: Int, forkedServe: @escaping () -> Int32) {
+        self.executable = executable
+        arguments = ["token", "_worker"]
+        self.runsPerWorker = max(1, runsPerWorker)
+        forking = false
+        self.forkedServe = forkedServe
     }
 
     /// A runner whose runs are forked, one child each, from a fork server serving `runsPerServer` runs.
@@ -50,16 +61,29 @@ public final class WorkerRunner: @unchecked Sendable {
         self.arguments = arguments
         runsPerWorker = max(1, runsPerServer)
         forking = true
+        forkedServe = nil
     }
 
     /// Forked runs from the running binary: what a long wallet session (a Lua wallet object) uses.
     public static func forkingCurrent() -> WorkerRunner { WorkerRunner(forkingFrom: currentExecutable) }
 
-    /// The lanes for a batch of `count` runs: one warm worker of the running binary per CPU (at most
-    /// four), each serving up to 1000 runs and replaced after any failed or bytecode run. Started
-    /// now; the caller stops them when its batches are done.
-    public static func batchLanes(for count: Int) -> [WorkerRunner] {
-        (0..<BatchLanes.count(for: count)).map { _ in batchLane() }
+    /// The lanes for a batch of `count` runs: one warm worker per CPU (at most four), each serving up
+    /// to 1000 runs and replaced after any failed or bytecode run. Started now; the caller stops them
+    /// when its batches are done.
+    ///
+    /// With `serve` (the command line, which calls this first thing, single-threaded, before it has
+    /// read a secret or opened a file), each first worker is a fork of this process that runs `serve`
+    /// rather than an exec of keyhost: it skips the dynamic loading and runtime start of a new process
+    /// (most of a worker's cost in a short batch). The child keeps descriptors 0-2 only, default
+    /// signals and no environment (`khp_become_worker_child`), as an exec'd worker would. Replacements,
+    /// and any lane of a process that already has other threads, are exec'd as usual.
+    public static func batchLanes(for count: Int, forkingTo serve: (() -> Int32)? = nil) -> [WorkerRunner] {
+        (0..<BatchLanes.count(for: count)).map { _ in
+            let lane = serve.map { WorkerRunner(executable: currentExecutable, runsPerWorker: 1000, forkedServe: $0) }
+                ?? WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
+            lane.start()
+            return lane
+        }
     }
 
     /// One lane of a batch (see `batchLanes`), started.
@@ -87,10 +111,17 @@ public final class WorkerRunner: @unchecked Sendable {
     /// does its own work (opening the wallet, the checks, the claim) instead of when the first run needs it.
     public func start() {
         guard worker == nil else { return }
-        if case .success(let w) = Worker.start(executable: executable, arguments: arguments + mode) {
+        if case .success(let w) = startWorker() {
             worker = w
             startedEarly = true
         }
+    }
+
+    /// A new worker: forked when this runner has a body to fork to and the process is still
+    /// single-threaded (a child of a multi-threaded process may find a lock held forever), else exec'd.
+    private func startWorker() -> Result<Worker, Worker.StartError> {
+        if let forkedServe, khp_thread_count() == 1, case .success(let w) = Worker.fork(serve: forkedServe) { return .success(w) }
+        return Worker.start(executable: executable, arguments: arguments + mode)
     }
 
     private var mode: [String] { forking ? ["--fork"] : runsPerWorker > 1 ? ["--serve"] : [] }
@@ -104,7 +135,7 @@ public final class WorkerRunner: @unchecked Sendable {
         var started = startedEarly
         startedEarly = false
         if worker == nil {
-            switch Worker.start(executable: executable, arguments: arguments + mode) {
+            switch startWorker() {
             case .success(let w): worker = w; started = true
             case .failure(let error): return .failed(kind: "crashed", message: error.description)
             }
@@ -159,6 +190,29 @@ public final class WorkerRunner: @unchecked Sendable {
         }
 
         struct StartError: Error, CustomStringConvertible { let description: String }
+
+        /// A worker forked from this (single-threaded) process, running `serve` and exiting with its status.
+        static func fork(serve: () -> Int32) -> Result<Worker, StartError> {
+            var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
+            guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
+            guard khp_pipe_cloexec(&fromChild) == 0 else {
+                close(toChild[0]); close(toChild[1])
+                return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))"))
+            }
+            let parent = getpid()
+            let pid = khp_fork()
+            if pid == 0 {
+                guard khp_become_worker_child(toChild[0], fromChild[1], parent) == 0 else { _exit(5) }
+                // _exit: the parent's buffered output and exit handlers are not the worker's to run.
+                _exit(serve())
+            }
+            close(toChild[0]); close(fromChild[1])
+            guard pid > 0 else {
+                close(toChild[1]); close(fromChild[0])
+                return .failure(StartError(description: "cannot fork a worker: \(String(cString: strerror(errno)))"))
+            }
+            return .success(Worker(pid: pid, input: toChild[1], output: fromChild[0]))
+        }
 
         static func start(executable: String, arguments: [String]) -> Result<Worker, StartError> {
             var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]

@@ -16,6 +16,11 @@ int khp_die_with_parent_pid(pid_t parent);
 // process: the child runs Swift code, so no other thread may have held a lock at the fork.
 pid_t khp_fork(void);
 
+// In a child forked to be a token worker: dies with `parent`, takes `input` and `output` as its
+// standard input and output and /dev/null as its error, closes every other descriptor, restores
+// default signal handling and wipes and clears the environment. Returns 0 or -1 (errno).
+int khp_become_worker_child(int input, int output, pid_t parent);
+
 // The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
 int khp_thread_count(void);
 

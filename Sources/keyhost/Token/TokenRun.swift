@@ -65,10 +65,10 @@ struct TokenRun: ParsableCommand {
 
     func run() throws {
         try Failure.exitOnError {
-            // A batch runs in warm lanes, one token in a fresh worker; started first, so that they get
-            // ready while the wallet is opened and checked.
-            let lanes = ids.count > 1 ? WorkerRunner.batchLanes(for: ids.count) : [WorkerRunner(executable: WorkerRunner.currentExecutable)]
-            lanes[0].start()
+            // The workers are started first, so that they get ready while the wallet is opened and
+            // checked; and forked from this process while it is single-threaded and holds no secret
+            // and no open file, so that a short batch does not pay a whole keyhost start per worker.
+            let lanes = WorkerRunner.batchLanes(for: ids.count, forkingTo: { TokenWorkerCommand.serve(fork: false, serving: true) })
             defer { for lane in lanes { lane.stop() } }
             let runner = lanes[0]
             let wallet = try options.open()
