@@ -36,8 +36,9 @@ public final class WorkerRunner: @unchecked Sendable {
     public let forking: Bool
 
     private var worker: Worker?
-    /// What a worker forked from this process runs instead of exec'ing `executable` (see `batchLanes`).
-    private let forkedServe: (() -> Int32)?
+    /// What the first worker, forked from this process, runs instead of exec'ing `executable` (see
+    /// `batchLanes`). Used once: by the time a replacement is needed the process may hold a secret.
+    private var forkedServe: (() -> Int32)?
 
     public init(executable: String, arguments: [String] = ["token", "_worker"], runsPerWorker: Int = 1) {
         self.executable = executable
@@ -75,8 +76,9 @@ public final class WorkerRunner: @unchecked Sendable {
     /// read a secret or opened a file), each first worker is a fork of this process that runs `serve`
     /// rather than an exec of keyhost: it skips the dynamic loading and runtime start of a new process
     /// (most of a worker's cost in a short batch). The child keeps descriptors 0-2 only, default
-    /// signals and no environment (`khp_become_worker_child`), as an exec'd worker would. Replacements,
-    /// and any lane of a process that already has other threads, are exec'd as usual.
+    /// signals and no environment (`khp_become_worker_child`), as an exec'd worker would. Replacements
+    /// (by then the process has read the holder's key), and any lane of a process that already has
+    /// other threads, are exec'd as usual.
     public static func batchLanes(for count: Int, forkingTo serve: (() -> Int32)? = nil) -> [WorkerRunner] {
         (0..<BatchLanes.count(for: count)).map { _ in
             let lane = serve.map { WorkerRunner(executable: currentExecutable, runsPerWorker: 1000, forkedServe: $0) }
@@ -117,10 +119,13 @@ public final class WorkerRunner: @unchecked Sendable {
         }
     }
 
-    /// A new worker: forked when this runner has a body to fork to and the process is still
-    /// single-threaded (a child of a multi-threaded process may find a lock held forever), else exec'd.
+    /// A new worker: the first one forked when this runner has a body to fork to and the process is
+    /// still single-threaded (a child of a multi-threaded process may find a lock held forever); any
+    /// other exec'd.
     private func startWorker() -> Result<Worker, Worker.StartError> {
-        if let forkedServe, khp_thread_count() == 1, case .success(let w) = Worker.fork(serve: forkedServe) { return .success(w) }
+        let serve = forkedServe
+        forkedServe = nil
+        if let serve, khp_thread_count() == 1, case .success(let w) = Worker.fork(serve: serve) { return .success(w) }
         return Worker.start(executable: executable, arguments: arguments + mode)
     }
 

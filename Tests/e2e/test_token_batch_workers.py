@@ -12,7 +12,11 @@ local issuer = ec.private_key(hex.decode(string.rep("41", 32)))
 local w <close> = token.wallet.create(arg[1])
 local texts = {}
 for i = 1, tonumber(arg[2]) do
-  texts[i] = token.issue { program = "local t = ... t.emit(t.token.value)", value = i, unit = "pt",
+  -- fail-first: the first token fails at once and the others take a while (the lanes are still at
+  -- work when the test looks at them).
+  local slow = arg[3] == "fail-first" and "local n = 0 for i = 1, 300000 do n = n + i end " or ""
+  local program = (i == 1 and arg[3] == "fail-first") and "error('refused')" or "local t = ... " .. slow .. "t.emit(t.token.value)"
+  texts[i] = token.issue { program = program, value = i, unit = "pt",
                            to = w:holder().public_key, issuer_key = issuer }
 end
 for _, row in ipairs(w:import(table.concat(texts, "\\n"))) do print(hex.encode(row.id)) end
@@ -50,45 +54,93 @@ def status_mask(pid, name):
     return int(line.split()[1], 16)
 
 
-def test_batch_workers_are_forked_bare(keyhost_bin, tmp_path):
+def blocked_batch(keyhost_bin, tmp_path, *setup):
+    """A wallet of 120 tokens and `keyhost token run` of all of them, its output unread, so that it
+    (and its workers) wait for the test; with a descriptor and a secret-looking variable to inherit."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     (tmp_path / "setup.lua").write_text(SETUP)
     wallet = str(tmp_path / "w.db")
-    made = subprocess.run([keyhost_bin, "run", "setup.lua", wallet, "120"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    made = subprocess.run([keyhost_bin, "run", "setup.lua", wallet, "120", *setup], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert made.returncode == 0, made.stderr
     ids = made.stdout.split()
     assert len(ids) == 120
-
     leaked = os.open(str(tmp_path / "setup.lua"), os.O_RDONLY)  # inherited by keyhost, not close-on-exec
     os.set_inheritable(leaked, True)
     try:
-        # Nobody reads keyhost's output until the workers have been looked at: 120 JSON results are far
-        # more than a pipe holds, so keyhost (and with it its workers) waits for this test.
+        # 120 JSON results are far more than a pipe holds, so keyhost blocks in its output.
         proc = subprocess.Popen([keyhost_bin, "token", "run", "--wallet", wallet, *ids, "--json"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env={**env, "KEYHOST_PIN": SECRET}, cwd=tmp_path, pass_fds=(leaked,))
     finally:
         os.close(leaked)
+    return proc, ids
+
+
+def bare_workers(proc, count):
+    """`count` settled workers of `proc` (waits for them), each checked to be as bare as an exec'd worker."""
+    workers = []
+    while len(workers) < count and proc.poll() is None:
+        workers = [c for c in children(proc.pid) if settled(c) == [0, 1, 2]]
+    assert len(workers) == count, f"keyhost's children: {children(proc.pid)}"
+    for worker in workers:
+        with open(f"/proc/{worker}/environ", "rb") as f:
+            environment = f.read()
+        assert SECRET.encode() not in environment and b"KEYHOST_PIN" not in environment and environment.strip(b"\0") == b""
+        assert status_mask(worker, "SigCgt") == 0 and status_mask(worker, "SigBlk") == 0
+        assert os.readlink(f"/proc/{worker}/fd/2") == "/dev/null"
+    return workers
+
+
+def command_line(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
+def finish(proc):
     try:
-        workers = []
-        while len(workers) < 2 and proc.poll() is None:
-            workers = [c for c in children(proc.pid) if settled(c) == [0, 1, 2]]
-        assert len(workers) == 2, f"keyhost's children: {children(proc.pid)}"
-        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
-            command_line = f.read()
-        for worker in workers:
-            with open(f"/proc/{worker}/cmdline", "rb") as f:
-                assert f.read() == command_line  # a fork of keyhost, not a new program
-            with open(f"/proc/{worker}/environ", "rb") as f:
-                environment = f.read()
-            assert SECRET.encode() not in environment and b"KEYHOST_PIN" not in environment and environment.strip(b"\0") == b""
-            assert status_mask(worker, "SigCgt") == 0 and status_mask(worker, "SigBlk") == 0
-            assert os.readlink(f"/proc/{worker}/fd/2") == "/dev/null"
-        out, err = proc.communicate(timeout=120)
+        return proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_batch_workers_are_forked_bare(keyhost_bin, tmp_path):
+    proc, ids = blocked_batch(keyhost_bin, tmp_path)
+    try:
+        workers = bare_workers(proc, 2)
+        for worker in workers:
+            assert command_line(worker) == command_line(proc.pid)  # a fork of keyhost, not a new program
+    finally:
+        out, err = finish(proc)
     assert proc.returncode == 0, err
     results = json.loads(out)
     assert [r["token_id"] for r in results] == ids
     assert sorted(r["effects"][0] for r in results) == list(range(1, 121))
+
+
+def test_a_replaced_worker_is_execd_not_forked(keyhost_bin, tmp_path):
+    # The first token fails at once: its worker is retired, and the lane's next worker must not be a
+    # fork of a keyhost that has by then read the holder's key.
+    proc, ids = blocked_batch(keyhost_bin, tmp_path, "fail-first")
+    try:
+        # Until the lanes' threads have come and gone (then keyhost waits on its output, and a worker a
+        # lane thread started is gone with it).
+        replacement, lanes_seen = None, False
+        while replacement is None and proc.poll() is None:
+            threads = len(os.listdir(f"/proc/{proc.pid}/task"))
+            if lanes_seen and threads == 1:
+                break
+            lanes_seen = lanes_seen or threads > 1
+            for child in children(proc.pid):
+                line = command_line(child).split(b"\0")
+                if line[1:4] == [b"token", b"_worker", b"--serve"] and settled(child) == [0, 1, 2]:
+                    replacement = child
+        assert replacement is not None, "no exec'd replacement worker was seen while the lanes ran"
+        with open(f"/proc/{replacement}/environ", "rb") as f:
+            assert f.read() == b""
+    finally:
+        out, err = finish(proc)
+    assert proc.returncode == 1, err
+    results = json.loads(out)
+    assert "refused" in results[0]["error"]["message"]
+    assert all("error" not in r for r in results[1:])
