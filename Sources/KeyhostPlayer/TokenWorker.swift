@@ -105,26 +105,19 @@ public enum TokenWorker {
         let answers: Int32
 
         static func fork(template: pid_t, player: TokenPlayer) -> Result<Child, ForkFailure> {
-            var down: [Int32] = [-1, -1], up: [Int32] = [-1, -1]
-            guard khp_pipe_cloexec(&down) == 0 else { return .failure(ForkFailure(message: "the worker cannot create a pipe: \(String(cString: strerror(errno)))")) }
-            guard khp_pipe_cloexec(&up) == 0 else {
-                close(down[0]); close(down[1])
-                return .failure(ForkFailure(message: "the worker cannot create a pipe: \(String(cString: strerror(errno)))"))
+            let pipes: WorkerPipes
+            switch WorkerPipes.make() {
+            case .success(let made): pipes = made
+            case .failure(let failure): return .failure(ForkFailure(message: "the worker cannot create a pipe: \(failure.reason)"))
             }
             let pid = khp_fork()
             if pid == 0 {
-                close(down[1])
-                close(up[0])
+                pipes.closeParentEnds()
                 _ = khp_die_with_parent_pid(template)
-                _exit(runOne(player: player, requestFrom: down[0], answerTo: up[1]))
+                _exit(runOne(player: player, requestFrom: pipes.childInput, answerTo: pipes.childOutput))
             }
-            close(down[0])
-            close(up[1])
-            guard pid > 0 else {
-                close(down[1]); close(up[0])
-                return .failure(ForkFailure(message: "the worker cannot fork: \(String(cString: strerror(errno)))"))
-            }
-            return .success(Child(pid: pid, requests: down[1], answers: up[0]))
+            if let reason = pipes.parentAfterFork(pid) { return .failure(ForkFailure(message: "the worker cannot fork: \(reason)")) }
+            return .success(Child(pid: pid, requests: pipes.requests, answers: pipes.answers))
         }
 
         /// No request will come: the child ends at end of input.

@@ -198,43 +198,37 @@ public final class WorkerRunner: @unchecked Sendable {
 
         /// A worker forked from this (single-threaded) process, running `serve` and exiting with its status.
         static func fork(serve: () -> Int32) -> Result<Worker, StartError> {
-            var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-            guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
-            guard khp_pipe_cloexec(&fromChild) == 0 else {
-                close(toChild[0]); close(toChild[1])
-                return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))"))
+            let pipes: WorkerPipes
+            switch WorkerPipes.make() {
+            case .success(let made): pipes = made
+            case .failure(let failure): return .failure(StartError(description: "cannot create a pipe: \(failure.reason)"))
             }
             let parent = getpid()
             let pid = khp_fork()
             if pid == 0 {
-                guard khp_become_worker_child(toChild[0], fromChild[1], parent) == 0 else { _exit(5) }
+                guard khp_become_worker_child(pipes.childInput, pipes.childOutput, parent) == 0 else { _exit(5) }
                 // _exit: the parent's buffered output and exit handlers are not the worker's to run.
                 _exit(serve())
             }
-            close(toChild[0]); close(fromChild[1])
-            guard pid > 0 else {
-                close(toChild[1]); close(fromChild[0])
-                return .failure(StartError(description: "cannot fork a worker: \(String(cString: strerror(errno)))"))
-            }
-            return .success(Worker(pid: pid, input: toChild[1], output: fromChild[0]))
+            if let reason = pipes.parentAfterFork(pid) { return .failure(StartError(description: "cannot fork a worker: \(reason)")) }
+            return .success(Worker(pid: pid, input: pipes.requests, output: pipes.answers))
         }
 
         static func start(executable: String, arguments: [String]) -> Result<Worker, StartError> {
-            var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-            guard khp_pipe_cloexec(&toChild) == 0 else { return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))")) }
-            guard khp_pipe_cloexec(&fromChild) == 0 else {
-                close(toChild[0]); close(toChild[1])
-                return .failure(StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))"))
+            let pipes: WorkerPipes
+            switch WorkerPipes.make() {
+            case .success(let made): pipes = made
+            case .failure(let failure): return .failure(StartError(description: "cannot create a pipe: \(failure.reason)"))
             }
             var actions = posix_spawn_file_actions_t()
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-            posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, pipes.childInput, 0)
+            posix_spawn_file_actions_adddup2(&actions, pipes.childOutput, 1)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             let closing = khp_spawn_close_other_descriptors(&actions)
             guard closing == 0 else {
-                close(toChild[0]); close(toChild[1]); close(fromChild[0]); close(fromChild[1])
+                pipes.closeChildEnds(); pipes.closeParentEnds()
                 return .failure(StartError(description: "cannot prepare the worker's descriptors: \(String(cString: strerror(closing)))"))
             }
             let argv = [executable] + arguments
@@ -249,12 +243,12 @@ public final class WorkerRunner: @unchecked Sendable {
                 usleep(5000)
                 status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
             }
-            close(toChild[0]); close(fromChild[1])
+            pipes.closeChildEnds()
             guard status == 0 else {
-                close(toChild[1]); close(fromChild[0])
+                pipes.closeParentEnds()
                 return .failure(StartError(description: "cannot start the worker \(executable): \(String(cString: strerror(status)))"))
             }
-            return .success(Worker(pid: pid, input: toChild[1], output: fromChild[0]))
+            return .success(Worker(pid: pid, input: pipes.requests, output: pipes.answers))
         }
 
         /// The outcome, and whether the worker answered it (false: it timed out, died or garbled).
