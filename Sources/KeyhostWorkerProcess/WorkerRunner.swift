@@ -104,6 +104,13 @@ public final class WorkerRunner: @unchecked Sendable {
         worker = nil
     }
 
+    /// Ends every runner's worker: all are told at once (their input closed), then waited for, so
+    /// their exits overlap instead of following one another.
+    public static func stop(_ runners: [WorkerRunner]) {
+        for runner in runners { runner.worker?.closePipes() }
+        for runner in runners { runner.stop() }
+    }
+
     deinit { worker?.retire() }
 
     /// The running keyhost binary.
@@ -290,8 +297,22 @@ public final class WorkerRunner: @unchecked Sendable {
         /// Closes the pipes (a serving worker ends at end of input), then waits for it; a worker that
         /// does not end promptly is killed.
         func retire() {
+            closePipes()
+            awaitExit()
+        }
+
+        /// The worker's end of input: a serving worker exits when it reads it.
+        func closePipes() {
+            guard !pipesClosed else { return }
+            pipesClosed = true
             close(input)
             close(output)
+        }
+
+        private var pipesClosed = false
+
+        /// After `closePipes`: waits for the worker to exit, and kills one that does not promptly.
+        func awaitExit() {
             if exitText == nil {
                 // A worker at end of input exits within a millisecond or two: short waits first.
                 var status: Int32 = 0

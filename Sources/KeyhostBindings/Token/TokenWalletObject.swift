@@ -58,7 +58,7 @@ final class TokenWalletObject: LuaObject {
         wallet = nil
         forkServer?.stop()
         forkServer = nil
-        for lane in lanes { lane.stop() }
+        WorkerRunner.stop(lanes)
         lanes = []
     }
 

@@ -69,7 +69,7 @@ struct TokenRun: ParsableCommand {
             // checked; and forked from this process while it is single-threaded and holds no secret
             // and no open file, so that a short batch does not pay a whole keyhost start per worker.
             let lanes = WorkerRunner.batchLanes(for: ids.count, forkingTo: { TokenWorkerCommand.serve(fork: false, serving: true) })
-            defer { for lane in lanes { lane.stop() } }
+            defer { WorkerRunner.stop(lanes) }
             let runner = lanes[0]
             let wallet = try options.open()
             let holder = try HolderSession(wallet: wallet, card: cardOptions)
