@@ -90,10 +90,14 @@ struct Keyhost: ParsableCommand {
         // `keyhost token run ID…` is what scripts call in loops: it is parsed as a leaf command, without
         // building the whole command tree (most of a short command's start). Anything the leaf parse does
         // not take (help, a mistake, --json's JSON errors) goes the usual way below, which parses it again.
-        if arguments.count >= 4, arguments[1] == "token", arguments[2] == "run", !arguments.contains("--json"),
-           !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--generate-completion") }),
-           var command = try? TokenRun.parse(Array(arguments.dropFirst(3))) {
-            exitAfter { try command.run() }
+        if arguments.count >= 4, arguments[1] == "token", arguments[2] == "run" {
+            // Its plainest shape (ids and --wallet) is read by hand, without the parser at all.
+            if let plain = TokenRun.Plain(Array(arguments.dropFirst(3))) { exitAfter { try plain.run() } }
+            if !arguments.contains("--json"),
+               !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--generate-completion") }),
+               var command = try? TokenRun.parse(Array(arguments.dropFirst(3))) {
+                exitAfter { try command.run() }
+            }
         }
         let rest = Discover.normalize(Array(arguments.dropFirst()))
         guard rest.contains("--json") else { main(rest); return }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import KeyhostServices
 import KeyhostWallet
 
@@ -8,15 +9,16 @@ struct HolderSession {
     let signer: ReceiptSigner
     private let connection: CardConnection?
 
-    init(wallet: TokenWallet, card: TokenCardOptions) throws {
+    /// `card`: the command's card options; nil where the command line gave none (the default reader).
+    init(wallet: TokenWallet, card: TokenCardOptions?) throws {
         if let software = try wallet.softwareSigner() {
-            if card.given {
+            if card?.given == true {
                 throw Failure.message("--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
             }
             signer = software
             connection = nil
         } else {
-            let opened = try card.connect()
+            let opened = try (card ?? TokenCardOptions.parse([])).connect()
             do {
                 signer = try CardHolder.signer(opened.card, holder: try wallet.holder())
             } catch {

@@ -12,7 +12,10 @@ struct WalletOptions: ParsableArguments {
     var wallet: String?
 
     /// The wallet's path; the default folder is created 0700 when missing.
-    func path() throws -> String {
+    func path() throws -> String { try Self.path(given: wallet) }
+
+    /// `given`, or the default wallet's path (its folder created 0700 when missing).
+    static func path(given wallet: String?) throws -> String {
         if let wallet { return wallet }
         guard let folder = StateDirectory.path() else {
             throw Failure.message("cannot find a place for the wallet: set HOME or XDG_STATE_HOME, or give --wallet PATH")
