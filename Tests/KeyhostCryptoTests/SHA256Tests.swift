@@ -5,7 +5,7 @@ import KeyhostTestSupport
 
 extension KeyhostCryptoTests {
     /// keyhost's own SHA-256 (portable C and SHA-NI) against FIPS 180-4's examples and Python's hashlib.
-    @Suite("SHA-256 without libcrypto")
+    @Suite("SHA-256 without libcrypto", .serialized)
     struct SHA256Tests {
         /// Each implementation this machine can run: the portable code always, SHA-NI where the CPU has it.
         static func eachImplementation(_ body: (String) throws -> Void) rethrows {
