@@ -210,7 +210,7 @@ public struct HDNode: Sendable, CustomStringConvertible, CustomDebugStringConver
         } catch let error as EncodingError {
             throw ExtendedKeyError.encoding(error)
         }
-        defer { wipe(&data, data.count) }
+        defer { zero(&data) }
         guard data.count == 78 else { throw ExtendedKeyError.length(data.count) }
         func u32(_ offset: Int) -> UInt32 { data[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
         let version = u32(0)
@@ -243,7 +243,7 @@ public struct HDNode: Sendable, CustomStringConvertible, CustomDebugStringConver
     public static func isExtendedPrivateKey(_ text: String) -> Bool? {
         let trimmed = text.trimming(String.isWhitespaceOrNewline)
         guard var data = try? Base58.decodeCheck(trimmed), data.count == 78 else { return nil }
-        defer { wipe(&data, data.count) }
+        defer { zero(&data) }
         let version = data[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         if let (_, isPrivate) = ExtendedKeyVersion.lookup(version: version) { return isPrivate }
         return data[45] == 0x00

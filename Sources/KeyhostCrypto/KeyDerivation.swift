@@ -29,7 +29,7 @@ public enum KDF {
         guard (1...1 << 20).contains(length) else { throw CryptoError.parameter("PBKDF2 output of \(length) bytes; use 1...1048576") }
         let prf = password.withUnsafeBytes { Hash.KeyedHMAC(template, key: $0) }
         var u = [UInt8](repeating: 0, count: digestSize), next = u, t = u
-        defer { wipe(&u, u.count); wipe(&next, next.count); wipe(&t, t.count) }
+        defer { zero(&u); zero(&next); zero(&t) }
         var failure: Error?
         let out = SecretBytes(count: length) { out in
             var written = 0
@@ -49,7 +49,7 @@ public enum KDF {
                 t.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[written..<written + take]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
                 written += take
                 block &+= 1
-                wipe(&first, first.count)
+                zero(&first)
             }
         }
         if let failure { throw failure }
@@ -64,18 +64,18 @@ public enum KDF {
         guard (1...255 * 32).contains(length) else { throw CryptoError.parameter("HKDF-SHA256 output of \(length) bytes; use 1...8160") }
         // Extract: PRK = HMAC(salt, IKM); a missing salt is HashLen zero bytes (the same HMAC key as an empty one).
         var prk = Hash.hmacSHA256(key: salt, data: key)
-        defer { wipe(&prk, prk.count) }
+        defer { zero(&prk) }
         // Expand: T(i) = HMAC(PRK, T(i-1) || info || i), OKM = the first `length` bytes of T(1) || T(2) || ...
         return SecretBytes(count: length) { out in
             var block = [UInt8]()
-            defer { wipe(&block, block.count) }
+            defer { zero(&block) }
             var written = 0
             var counter: UInt8 = 1
             while written < length {
                 var input = block + info + [counter]
                 let next = Hash.hmacSHA256(key: prk, data: input)
-                wipe(&input, input.count)
-                wipe(&block, block.count)
+                zero(&input)
+                zero(&block)
                 block = next
                 let take = min(32, length - written)
                 block.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[written..<written + take]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<take])) }

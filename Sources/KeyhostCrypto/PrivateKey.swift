@@ -199,7 +199,7 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
         } catch let error as EncodingError {
             throw KeyError.wif("\(error)")
         }
-        defer { wipe(&payload, payload.count) }
+        defer { zero(&payload) }
         guard payload.count == 33 || (payload.count == 34 && payload[33] == 0x01) else {
             throw KeyError.wif("payload of \(payload.count) bytes; expected a version byte, 32 key bytes and an optional 0x01")
         }

@@ -22,7 +22,7 @@ final class Secp256k1: @unchecked Sendable {
         guard secp256k1_context_randomize(context, seed) == 1 else {
             fatalError("keyhost: secp256k1_context_randomize failed")
         }
-        wipe(&seed, 32)
+        zero(&seed)
         self.context = context
     }
 

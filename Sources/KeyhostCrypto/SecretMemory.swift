@@ -4,9 +4,7 @@ import Glibc
 
 /// Overwrites a byte array its owner is done with (explicit_bzero is not optimised away).
 public func zero(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { raw in
-        if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
-    }
+    bytes.withUnsafeMutableBytes { wipe($0.baseAddress, $0.count) }
 }
 
 extension SecretBytes {

@@ -38,22 +38,13 @@ public final class WorkerRunner: @unchecked Sendable {
     private var worker: Worker?
     /// What the first worker, forked from this process, runs instead of exec'ing `executable` (see
     /// `batchLanes`). Used once: by the time a replacement is needed the process may hold a secret.
-    private var forkedServe: (() -> Int32)?
+    private var forkedServe: (() -> Int32)? = nil
 
     public init(executable: String, arguments: [String] = ["token", "_worker"], runsPerWorker: Int = 1) {
         self.executable = executable
         self.arguments = arguments
         self.runsPerWorker = max(1, runsPerWorker)
         forking = false
-        forkedServe = nil
-    }
-
-    private init(executable: String, runsPerWorker: Int, forkedServe: @escaping () -> Int32) {
-        self.executable = executable
-        arguments = ["token", "_worker"]
-        self.runsPerWorker = max(1, runsPerWorker)
-        forking = false
-        self.forkedServe = forkedServe
     }
 
     /// A runner whose runs are forked, one child each, from a fork server serving `runsPerServer` runs.
@@ -62,7 +53,6 @@ public final class WorkerRunner: @unchecked Sendable {
         self.arguments = arguments
         runsPerWorker = max(1, runsPerServer)
         forking = true
-        forkedServe = nil
     }
 
     /// Forked runs from the running binary: what a long wallet session (a Lua wallet object) uses.
@@ -80,17 +70,13 @@ public final class WorkerRunner: @unchecked Sendable {
     /// (by then the process has read the holder's key), and any lane of a process that already has
     /// other threads, are exec'd as usual.
     public static func batchLanes(for count: Int, forkingTo serve: (() -> Int32)? = nil) -> [WorkerRunner] {
-        (0..<BatchLanes.count(for: count)).map { _ in
-            let lane = serve.map { WorkerRunner(executable: currentExecutable, runsPerWorker: 1000, forkedServe: $0) }
-                ?? WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
-            lane.start()
-            return lane
-        }
+        (0..<BatchLanes.count(for: count)).map { _ in batchLane(forkingTo: serve) }
     }
 
     /// One lane of a batch (see `batchLanes`), started.
-    public static func batchLane() -> WorkerRunner {
+    public static func batchLane(forkingTo serve: (() -> Int32)? = nil) -> WorkerRunner {
         let lane = WorkerRunner(executable: currentExecutable, runsPerWorker: 1000)
+        lane.forkedServe = serve
         lane.start()
         return lane
     }
