@@ -33,12 +33,21 @@ public enum Base64 {
         guard !body.isEmpty, body.count % 4 == 0 else { return nil }
         var padding = 0
         while padding < 2, body.last == UInt8(ascii: "=") { body.removeLast(); padding += 1 }
-        return decode(body, values: standardValues, canonical: false)
+        return body.withUnsafeBufferPointer { decode($0, values: standardValues, canonical: false) }
     }
 
     /// URL-safe base64 without padding; nil for other characters, padding, a length no encoder writes, or
     /// unused bits that are not zero.
+    @inlinable
     public static func decodeURL<S: Sequence>(_ text: S) -> [UInt8]? where S.Element == UInt8 {
+        // Inlined so that the caller's collection is read as contiguous bytes here, and the loop
+        // below is not generic (unspecialised, it cost a witness call per character).
+        if let decoded = text.withContiguousStorageIfAvailable({ decodeURLBytes($0) }) { return decoded }
+        return Array(text).withUnsafeBufferPointer { decodeURLBytes($0) }
+    }
+
+    @usableFromInline
+    static func decodeURLBytes(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(text, values: urlValues, canonical: true)
     }
 
@@ -64,8 +73,9 @@ public enum Base64 {
         return out
     }
 
-    private static func decode<S: Sequence>(_ text: S, values: [UInt8], canonical: Bool) -> [UInt8]? where S.Element == UInt8 {
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>, values: [UInt8], canonical: Bool) -> [UInt8]? {
         var out: [UInt8] = []
+        out.reserveCapacity(text.count / 4 * 3 + 2)
         var accumulator: UInt32 = 0
         var bits = 0
         for c in text {

@@ -24,12 +24,19 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
     /// The most chains one deposit may carry.
     public static var maxBatch: Int { 1000 }
     private let clock: @Sendable () -> Int64
-    /// Re-runs a token's program (a worker process); called from several threads at once.
-    private let programs: @Sendable (RunRequest) -> RunOutcome
+    /// Re-runs a token's program for a chain's links (worker processes); called from several threads at once.
+    private let programs: @Sendable (LinkRunsRequest) -> [RunOutcome]
 
     /// `programs` runs token programs to check that each link was made by one; the ledger is the
     /// issuer's, so bytecode programs its issuers signed are run too.
-    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], programs: @escaping @Sendable (RunRequest) -> RunOutcome,
+    public convenience init(store: any LedgerStore, issuers: [XOnlyPublicKey], programs: @escaping @Sendable (RunRequest) -> RunOutcome,
+                            maxClockSkew: Int64 = 300, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
+        try self.init(store: store, issuers: issuers, linkPrograms: { $0.runEach(programs) }, maxClockSkew: maxClockSkew, clock: clock)
+    }
+
+    /// The same with a runner that takes a chain's links at once (`WorkerPool.runLinks`: one
+    /// exchange with a worker per chain).
+    public init(store: any LedgerStore, issuers: [XOnlyPublicKey], linkPrograms: @escaping @Sendable (LinkRunsRequest) -> [RunOutcome],
                 maxClockSkew: Int64 = 300, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
         guard !issuers.isEmpty else {
             throw LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
@@ -38,7 +45,7 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
         self.store = store
         self.maxClockSkew = maxClockSkew
         self.clock = clock
-        self.programs = programs
+        self.programs = linkPrograms
     }
 
     /// Reads armoured chains (`khchain1:…`); a bad one is an error naming its position.

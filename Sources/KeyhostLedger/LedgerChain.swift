@@ -18,7 +18,7 @@ public protocol LedgerChain: Sendable {
     /// Throws when a signature, a link's index, predecessor or token id does not hold.
     func verify() throws
     /// Throws unless a run of the token's program made every link (`runner` re-runs it).
-    func verifyTransferRuns(runner: (RunRequest) -> RunOutcome) throws
+    func verifyTransferRuns(runner: (LinkRunsRequest) -> [RunOutcome]) throws
     /// The last link, and only the last, goes to `issuer`'s deposit key.
     func isDeposit(for issuer: XOnlyPublicKey) -> Bool
 

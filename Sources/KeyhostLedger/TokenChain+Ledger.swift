@@ -12,8 +12,8 @@ extension TokenChain: LedgerChain {
     public func isDeposit(for issuer: XOnlyPublicKey) -> Bool { token.token.issuer == issuer && isDeposit }
 
     /// The ledger is its issuers' own: it runs the bytecode they signed.
-    public func verifyTransferRuns(runner: (RunRequest) -> RunOutcome) throws {
-        try TransferRuns.verify(self, bytecodeAllowed: true, runner: runner)
+    public func verifyTransferRuns(runner: (LinkRunsRequest) -> [RunOutcome]) throws {
+        try TransferRuns.verify(self, bytecodeAllowed: true, linkRunner: runner)
     }
 
     /// Exactly one `khchain1:` item.

@@ -68,7 +68,7 @@ public final class LocalTokenLedger: TokenLedgerConnection {
     public init(store: any LedgerStore, issuers: [XOnlyPublicKey], worker: String) throws {
         self.store = store
         let pool = WorkerPool(executable: worker)
-        ledger = issuers.isEmpty ? nil : try TokenLedger(store: store, issuers: issuers, programs: { pool.run($0) })
+        ledger = issuers.isEmpty ? nil : try TokenLedger(store: store, issuers: issuers, linkPrograms: { pool.runLinks($0) })
         displayName = store.displayName
         issuerCount = issuers.count
     }

@@ -16,16 +16,31 @@ public enum TokenWorker {
     public static func serve(player: TokenPlayer, serving: Bool = false) -> Int32 {
         lockDown()
         repeat {
-            let request: RunRequest
+            let runs: [RunRequest]
             do {
                 guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else { return serving ? 0 : 2 }
-                request = try RunRequest(encoded: bytes)
+                let value = try RunRequest.decodeWorkerRequest(bytes)
+                if LinkRunsRequest.isLinkRuns(value) {
+                    // A verifier's runs for several links of one source program: one answer per run, in
+                    // order, ending at the first that refuses its link (`LinkRunsRequest.isLast`).
+                    let request = try LinkRunsRequest(cbor: value)
+                    guard request.chain.token.token.program.kind == .luaSource else {
+                        return answer(.failed(kind: "setup", message: "a bytecode program's runs are asked for one at a time"))
+                    }
+                    runs = request.links.map(request.run(for:))
+                } else {
+                    runs = [try RunRequest(cbor: value)]
+                }
             } catch {
                 return answer(.failed(kind: "setup", message: "the worker could not read its request: \(error)"))
             }
-            limitSelf(request.limits)
-            let status = answer(player.run(request))
-            if status != 0 { return status }
+            for request in runs {
+                limitSelf(request.limits)
+                let outcome = player.run(request)
+                let status = answer(outcome)
+                if status != 0 { return status }
+                if runs.count > 1, LinkRunsRequest.isLast(outcome) { break }
+            }
         } while serving
         return 0
     }

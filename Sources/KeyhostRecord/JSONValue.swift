@@ -229,6 +229,14 @@ private struct JSONParser {
         while true {
             guard let c = current else { throw error("a string is not closed; add the closing quote") }
             if c == UInt8(ascii: "\"") {
+                if scalars.isEmpty {
+                    // No escape in it (a chain's armour, most keys): the run is the string.
+                    guard let text = String(validating: bytes[runStart..<position], as: UTF8.self) else {
+                        throw JSONError(offset: runStart, problem: "a string is not valid UTF-8")
+                    }
+                    position += 1
+                    return text
+                }
                 try flush()
                 position += 1
                 return String(scalars)

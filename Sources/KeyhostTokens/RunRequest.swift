@@ -40,7 +40,15 @@ public struct RunRequest: Equatable, Sendable {
     }
 
     public init(encoded bytes: [UInt8]) throws {
-        let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: Self.maxEncodedBytes, maxDepth: TokenLimits.maxDepth + 2))
+        try self.init(cbor: try Self.decodeWorkerRequest(bytes))
+    }
+
+    /// A worker's request as CBOR, within the limits of a run request; a `RunRequest` or a `LinkRunsRequest`.
+    public static func decodeWorkerRequest(_ bytes: [UInt8]) throws -> CBORValue {
+        try CBORDecoder.decode(bytes, limits: .init(maxBytes: Self.maxEncodedBytes, maxDepth: TokenLimits.maxDepth + 2))
+    }
+
+    public init(cbor value: CBORValue) throws {
         guard case .bytes(let chainBytes)? = value["chain"], let arguments = value["args"], let now = value["now"]?.int64,
               case .unsigned(let instructions)? = value["instructions"], case .unsigned(let memory)? = value["memory"],
               case .unsigned(let time)? = value["time_ms"], case .bool(let bytecode)? = value["bytecode"]

@@ -21,9 +21,14 @@ public struct SignedToken: Equatable, Sendable {
         return SignedToken(token: token, signature: try issuerKey.signSchnorr(message: digest(of: token)))
     }
 
+    /// `{"token": <map>, "sig": <64 bytes>}`, deterministic; made once (a chain's hash, every
+    /// link's predecessor and every run request hold it).
+    public let encoded: [UInt8]
+
     public init(token: Token, signature: [UInt8]) {
         self.token = token
         self.signature = signature
+        encoded = CBOREncoder.encode(.map([CBORPair(.text("token"), token.cbor), CBORPair(.text("sig"), .bytes(signature))]))
     }
 
     /// Whether the signature is the issuer's over this exact token.
@@ -38,10 +43,6 @@ public struct SignedToken: Equatable, Sendable {
         }
     }
 
-    /// `{"token": <map>, "sig": <64 bytes>}`, deterministic.
-    public var encoded: [UInt8] {
-        CBOREncoder.encode(.map([CBORPair(.text("token"), token.cbor), CBORPair(.text("sig"), .bytes(signature))]))
-    }
 
     /// Parses an encoded token strictly: size limit first, deterministic CBOR, known fields only.
     /// The signature is read, not checked: call `verify()` (inspecting a forged token must work).

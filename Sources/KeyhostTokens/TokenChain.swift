@@ -8,10 +8,24 @@ public struct TokenChain: Equatable, Sendable {
 
     public let token: SignedToken
     public let transfers: [Transfer]
+    /// The canonical encoding, assembled once from the token's and the links' own encodings.
+    public let encoded: [UInt8]
+    /// SHA-256 of the encoding: one chain, one hash (what a ledger records, what a receipt names).
+    public let hash: [UInt8]
 
     public init(token: SignedToken, transfers: [Transfer] = []) {
         self.token = token
         self.transfers = transfers
+        // {"token": bytes, "transfers": [envelope…]}: the keys in their canonical order ("token" encodes first).
+        var bytes: [UInt8] = [0xA2, 0x65] + Array("token".utf8)
+        bytes.reserveCapacity(token.encoded.count + transfers.reduce(0) { $0 + $1.encoded.count } + 32)
+        CBOREncoder.appendHead(major: 2, argument: UInt64(token.encoded.count), to: &bytes)
+        bytes.append(contentsOf: token.encoded)
+        bytes.append(contentsOf: [0x69] + Array("transfers".utf8))
+        CBOREncoder.appendHead(major: 4, argument: UInt64(transfers.count), to: &bytes)
+        for link in transfers { bytes.append(contentsOf: link.encoded) }
+        encoded = bytes
+        hash = Hash.sha256(bytes)
     }
 
     /// Who holds the token now: the last link's `to`, or the token's holder.
@@ -58,13 +72,10 @@ public struct TokenChain: Equatable, Sendable {
         }
     }
 
-    /// The canonical encoding.
-    public var encoded: [UInt8] {
-        CBOREncoder.encode(.map([CBORPair(.text("token"), .bytes(token.encoded)), CBORPair(.text("transfers"), .array(transfers.map(\.envelope)))]))
+    /// The chain's canonical CBOR value (what `encoded` encodes).
+    public var cbor: CBORValue {
+        .map([CBORPair(.text("token"), .bytes(token.encoded)), CBORPair(.text("transfers"), .array(transfers.map(\.envelope)))])
     }
-
-    /// SHA-256 of the encoding: one chain, one hash (what a ledger records).
-    public var hash: [UInt8] { Hash.sha256(encoded) }
 
     public var armored: String { ProtocolSignature.armor(Self.armorPrefix, encoded) }
 

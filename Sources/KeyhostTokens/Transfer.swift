@@ -25,6 +25,14 @@ public struct Transfer: Equatable, Sendable {
     /// The id of that run's receipt (`Receipt.digest`), which commits to the run's effects.
     public let receipt: [UInt8]
     public let signature: [UInt8]
+    /// The canonical encoding of `body`, made once: the digest, the envelope's encoding and every
+    /// chain holding the link are built from it (a ledger's checks would otherwise re-encode each link
+    /// several times per deposit).
+    private let encodedBody: [UInt8]
+    /// The canonical encoding of `envelope`.
+    public let encoded: [UInt8]
+    /// SHA-256 of `encoded`: what the next link's `previous` holds.
+    public let hash: [UInt8]
 
     public init(tokenID: [UInt8], index: UInt64, previous: [UInt8], to: PublicKey, time: Int64, arguments: CBORValue = .map([]),
                 receipt: [UInt8], signature: [UInt8], version: UInt64 = Transfer.formatVersion) {
@@ -37,10 +45,27 @@ public struct Transfer: Equatable, Sendable {
         self.arguments = arguments
         self.receipt = receipt
         self.signature = signature
+        let body = CBOREncoder.encode(Self.body(version: version, tokenID: tokenID, index: index, previous: previous, to: to, time: time,
+                                                arguments: arguments, receipt: receipt))
+        encodedBody = body
+        // {"sig": signature, "transfer": body}: the keys in their canonical order ("sig" encodes first).
+        var envelope: [UInt8] = [0xA2, 0x63, 0x73, 0x69, 0x67]
+        envelope.reserveCapacity(body.count + signature.count + 24)
+        CBOREncoder.appendHead(major: 2, argument: UInt64(signature.count), to: &envelope)
+        envelope.append(contentsOf: signature)
+        envelope.append(contentsOf: [0x68] + Array("transfer".utf8))
+        envelope.append(contentsOf: body)
+        encoded = envelope
+        hash = Hash.sha256(envelope)
     }
 
     /// The signed map.
     public var body: CBORValue {
+        Self.body(version: version, tokenID: tokenID, index: index, previous: previous, to: to, time: time, arguments: arguments, receipt: receipt)
+    }
+
+    private static func body(version: UInt64, tokenID: [UInt8], index: UInt64, previous: [UInt8], to: PublicKey, time: Int64,
+                             arguments: CBORValue, receipt: [UInt8]) -> CBORValue {
         var pairs = [
             CBORPair(.text("v"), .unsigned(version)),
             CBORPair(.text("token_id"), .bytes(tokenID)),
@@ -55,7 +80,7 @@ public struct Transfer: Equatable, Sendable {
     }
 
     /// What the holder signs.
-    public var digest: [UInt8] { ProtocolSignature.digest(version == 1 ? Self.formatOneTag : Self.tag, body) }
+    public var digest: [UInt8] { Hash.tagged(version == 1 ? Self.formatOneTag : Self.tag, encodedBody) }
 
     /// Why a format 1 link is refused wherever a chain is checked.
     public static let oldFormatError = TokenError("old_format", """
@@ -65,9 +90,6 @@ public struct Transfer: Equatable, Sendable {
         """)
 
     public var envelope: CBORValue { .map([CBORPair(.text("transfer"), body), CBORPair(.text("sig"), .bytes(signature))]) }
-    public var encoded: [UInt8] { CBOREncoder.encode(envelope) }
-    /// What the next link's `previous` holds.
-    public var hash: [UInt8] { Hash.sha256(encoded) }
 
     /// Whether `holder` signed this link.
     public func isSigned(by holder: PublicKey) -> Bool { ProtocolSignature.isValid(signature, by: holder, digest: digest) }

@@ -15,38 +15,56 @@ public enum TransferRuns {
     /// `bytecodeAllowed`: the verifier trusts the issuer to ship bytecode.
     public static func verify(_ chain: TokenChain, links range: Range<Int>? = nil, limits: RunLimits = .walletDefault,
                               bytecodeAllowed: Bool, runner: (RunRequest) -> RunOutcome) throws {
+        try verify(chain, links: range, limits: limits, bytecodeAllowed: bytecodeAllowed, linkRunner: { $0.runEach(runner) })
+    }
+
+    /// The same, asking `linkRunner` for the runs of all the links at once (a worker answers them in
+    /// one exchange). It returns their outcomes in order, up to and including the first that failed
+    /// or did not hand the token on (`LinkRunsRequest.isLast`); a missing answer refuses its link.
+    public static func verify(_ chain: TokenChain, links range: Range<Int>? = nil, limits: RunLimits = .walletDefault,
+                              bytecodeAllowed: Bool, linkRunner: (LinkRunsRequest) -> [RunOutcome]) throws {
         let token = chain.token.token
         let count = chain.transfers.count
         let range = range ?? 0..<count
         if !range.isEmpty, token.program.kind == .luaBytecode, !bytecodeAllowed {
             throw refusal("the token's program is bytecode from issuer \(token.issuer), which is not trusted here, so its transfers cannot be re-run and checked ('keyhost token trust ISSUER' if you trust it)")
         }
-        for i in range {
+        func name(_ i: Int) -> String { "transfer \(i + 1) of \(count) (to \(chain.transfers[i].to))" }
+        func untimely(_ i: Int) -> TokenError? {
+            let time = chain.transfers[i].time
+            if let notBefore = token.notBefore, time < notBefore {
+                return refusal("\(name(i)) was made at \(time), before the token's not_before \(notBefore)")
+            }
+            if let expires = token.expires, time >= expires {
+                return refusal("\(name(i)) was made at \(time), not before the token's expiry \(expires)")
+            }
+            return nil
+        }
+        // A link made at a time the token does not allow is refused without a run: the runs go up to
+        // the first such link, so the first bad link is the one named, as when they ran one by one.
+        let untimelyLink = range.first { untimely($0) != nil }
+        let request = LinkRunsRequest(chain: chain, links: range.lowerBound..<(untimelyLink ?? range.upperBound),
+                                      limits: limits.capping(token.policy), bytecodeAllowed: bytecodeAllowed)
+        let outcomes = request.links.isEmpty ? [] : linkRunner(request)
+        for (offset, i) in request.links.enumerated() {
             let link = chain.transfers[i]
-            let name = "transfer \(i + 1) of \(count) (to \(link.to))"
-            if let notBefore = token.notBefore, link.time < notBefore {
-                throw refusal("\(name) was made at \(link.time), before the token's not_before \(notBefore)")
+            guard offset < outcomes.count else {
+                throw refusal("\(name(i)): re-running the token's program for it gave no answer, so no run of the program made it")
             }
-            if let expires = token.expires, link.time >= expires {
-                throw refusal("\(name) was made at \(link.time), not before the token's expiry \(expires)")
-            }
-            let before = TokenChain(token: chain.token, transfers: Array(chain.transfers[..<i]))
-            let request = RunRequest(
-                token: chain.token, arguments: link.arguments, now: link.time, limits: limits.capping(token.policy),
-                bytecodeAllowed: bytecodeAllowed, transfers: before.transfers, transferTo: link.to
-            )
-            switch runner(request) {
+            switch outcomes[offset] {
             case .failed(let kind, let message):
-                throw refusal("\(name): re-running the token's program for it failed (\(kind): \(message.split(separator: "\n").first ?? "")), so no run of the program made it")
+                throw refusal("\(name(i)): re-running the token's program for it failed (\(kind): \(message.split(separator: "\n").first ?? "")), so no run of the program made it")
             case .completed(_, false):
-                throw refusal("\(name): the token's program does not hand the token on when run with that transfer's arguments and time (a token whose program never transfers, such as a voucher, cannot be paid or deposited); the link was signed without the program")
+                throw refusal("\(name(i)): the token's program does not hand the token on when run with that transfer's arguments and time (a token whose program never transfers, such as a voucher, cannot be paid or deposited); the link was signed without the program")
             case .completed(let effects, true):
+                let before = TokenChain(token: chain.token, transfers: Array(chain.transfers[..<i]))
                 let receipt = Receipt(chain: before, arguments: link.arguments, now: link.time, effects: effects, transferTo: link.to)
                 guard receipt.digest == link.receipt else {
-                    throw refusal("\(name): its receipt is not the receipt of the program's run (forged, taken from another run, or its effects do not match)")
+                    throw refusal("\(name(i)): its receipt is not the receipt of the program's run (forged, taken from another run, or its effects do not match)")
                 }
             }
         }
+        if let untimelyLink, let error = untimely(untimelyLink) { throw error }
     }
 
     static func refusal(_ message: String) -> TokenError {

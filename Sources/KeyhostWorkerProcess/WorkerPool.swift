@@ -25,13 +25,18 @@ public final class WorkerPool: Sendable {
         slots = DispatchSemaphore(value: self.maxWorkers)
     }
 
-    public func run(_ request: RunRequest) -> RunOutcome {
+    public func run(_ request: RunRequest) -> RunOutcome { withRunner { $0.run(request) } }
+
+    /// Several links' runs in one exchange with one worker (`WorkerRunner.runLinks`).
+    public func runLinks(_ request: LinkRunsRequest) -> [RunOutcome] { withRunner { $0.runLinks(request) } }
+
+    private func withRunner<T>(_ body: (WorkerRunner) -> T) -> T {
         slots.wait()
         defer { slots.signal() }
         let runner = idle.withLock { $0.popLast() }
             ?? WorkerRunner(executable: executable, arguments: arguments, runsPerWorker: runsPerWorker)
-        let outcome = runner.run(request)
+        let result = body(runner)
         idle.withLock { $0.append(runner) }
-        return outcome
+        return result
     }
 }

@@ -170,6 +170,43 @@ public final class WorkerRunner: @unchecked Sendable {
         return outcome
     }
 
+    /// The runs that check several links of one chain (`TransferRuns`), in one exchange with a warm
+    /// worker: the chain goes once and the answers come back to back, with no round trip per link.
+    /// Outcomes in order, up to and including the first that refuses its link. A bytecode program,
+    /// a fork server or a single link is run one request at a time, as `run` does.
+    public func runLinks(_ request: LinkRunsRequest) -> [RunOutcome] {
+        guard !forking, runsPerWorker > 1, request.links.count > 1, request.chain.token.token.program.kind == .luaSource else {
+            return request.runEach(run)
+        }
+        let previous = signal(SIGPIPE, SIG_IGN)
+        defer { signal(SIGPIPE, previous) }
+        var started = startedEarly
+        startedEarly = false
+        if worker == nil {
+            switch startWorker() {
+            case .success(let w): worker = w; started = true
+            case .failure(let error): return [.failed(kind: "crashed", message: error.description)]
+            }
+        }
+        guard let current = worker else { return [.failed(kind: "crashed", message: "no worker") ] }
+        let outcomes = current.exchangeLinks(request, grace: grace)
+        current.runs += outcomes.count
+        if let last = outcomes.last, case .failed(let kind, _) = last {
+            // A warm worker that died between runs (killed from outside, say) gets one fresh try.
+            if kind == "crashed", outcomes.count == 1, !started, current.answered == current.runs - 1, current.silentDeath {
+                current.retire()
+                worker = nil
+                return runLinks(request)
+            }
+            current.retire()
+            worker = nil
+        } else if current.runs >= runsPerWorker {
+            current.retire()
+            worker = nil
+        }
+        return outcomes
+    }
+
     /// One worker process and its pipes.
     final class Worker {
         let pid: pid_t
@@ -252,18 +289,36 @@ public final class WorkerRunner: @unchecked Sendable {
 
         private var answeredLast = false
 
+        /// `request`'s outcomes as the worker sends them, each within its run's deadline; a run that
+        /// gets no answer ends the list with a failed outcome (the worker is then retired).
+        func exchangeLinks(_ request: LinkRunsRequest, grace: Double) -> [RunOutcome] {
+            let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
+            var outcomes: [RunOutcome] = []
+            for _ in request.links {
+                let outcome = answer(timeMillis: request.limits.timeMillis, grace: grace, written: written || !outcomes.isEmpty)
+                outcomes.append(outcome)
+                if LinkRunsRequest.isLast(outcome) { break }
+            }
+            return outcomes
+        }
+
         private func talk(_ request: RunRequest, grace: Double) -> RunOutcome {
-            answeredLast = false
             // A worker that already ended fails the write; what it may have said is still read.
             let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
-            let deadline = WorkerFraming.monotonicSeconds() + Double(request.limits.timeMillis) / 1000 + grace
+            return answer(timeMillis: request.limits.timeMillis, grace: grace, written: written)
+        }
+
+        /// Reads the answer to one run, killing the worker at the run's wall-clock deadline.
+        private func answer(timeMillis: UInt64, grace: Double, written: Bool) -> RunOutcome {
+            answeredLast = false
+            let deadline = WorkerFraming.monotonicSeconds() + Double(timeMillis) / 1000 + grace
             let bytes: [UInt8]?
             do {
                 bytes = try WorkerFraming.read(from: output, limit: TokenLimits.maxEffectsBytes + (64 << 10), deadline: deadline)
             } catch is WorkerFraming.Timeout {
                 kill(pid, SIGKILL)
                 _ = reap()
-                return .failed(kind: "time_limit", message: "the worker was stopped at the wall-clock deadline (\(request.limits.timeMillis) ms)")
+                return .failed(kind: "time_limit", message: "the worker was stopped at the wall-clock deadline (\(timeMillis) ms)")
             } catch {
                 return .failed(kind: "crashed", message: "\(error) (\(reap()))")
             }

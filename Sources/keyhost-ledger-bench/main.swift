@@ -45,10 +45,11 @@ func chains(_ count: Int) throws -> [TokenChain] {
     }
 }
 
-/// Re-runs in `pool`, or (before issue 19's rule) takes every link as made by its program.
-func programRunner(_ pool: WorkerPool, skippingRuns: Bool) -> @Sendable (RunRequest) -> RunOutcome {
-    if skippingRuns { return { _ in .completed(effects: [], transferred: true) } }
-    return { pool.run($0) }
+/// Re-runs in `pool` (a chain's links in one exchange, as `keyhost-ledger serve` does), or (before
+/// issue 19's rule) takes every link as made by its program.
+func programRunner(_ pool: WorkerPool, skippingRuns: Bool) -> @Sendable (LinkRunsRequest) -> [RunOutcome] {
+    if skippingRuns { return { Array(repeating: .completed(effects: [], transferred: true), count: $0.links.count) } }
+    return { pool.runLinks($0) }
 }
 
 /// Runs `clients` workers over `items`, each taking the next item; the wall time in ns per item.
@@ -114,10 +115,10 @@ if args[1] == "floor" {
     let work = try chains(count)
     let runner = WorkerRunner(executable: pool.executable, runsPerWorker: 1000)
     let start = ContinuousClock.now
-    let check: (RunRequest) -> RunOutcome = signaturesOnly ? programs : runner.run
+    let check: (LinkRunsRequest) -> [RunOutcome] = signaturesOnly ? programs : runner.runLinks
     for chain in work {
         try chain.verify()
-        try TransferRuns.verify(chain, bytecodeAllowed: true, runner: check)
+        try TransferRuns.verify(chain, bytecodeAllowed: true, linkRunner: check)
     }
     let elapsed = ContinuousClock.now - start
     print("check_ns \(Double(elapsed.components.seconds) * 1e9 / Double(count) + Double(elapsed.components.attoseconds) / 1e9 / Double(count))")
@@ -136,7 +137,7 @@ do {
             if case .postgres(let pg) = location { return try await PostgresLedgerStore(location: pg, maxConnections: clients) }
             return try await location.open()
         }()
-        let ledger = try TokenLedger(store: store, issuers: [issuer.publicKey.xOnly], programs: programs)
+        let ledger = try TokenLedger(store: store, issuers: [issuer.publicKey.xOnly], linkPrograms: programs)
         ns = try await timed(work, clients: clients) { chain in
             guard try await ledger.deposit([chain]).first?.name == "accepted" else { fail("a deposit was not accepted") }
         }

@@ -68,7 +68,7 @@ struct Serve: ParsableCommand {
             let limits = try ConnectionLimits.resolve(
                 total: options.maxConnections, perClient: options.maxConnectionsPerClient, requestTimeoutSeconds: options.requestTimeout)
             let store = try blocking { try await location.open() }
-            var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, programs: programs.run))
+            var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, linkPrograms: programs.runLinks))
             server.maxBodyBytes = maxBodyKib << 10
             server.connectionLimits = limits
             if let postgres = store as? PostgresLedgerStore {

@@ -76,6 +76,58 @@ import Testing
         #expect(try ledger.deposit([try Self.honest()]).map(\.name) == ["accepted"])
     }
 
+    /// A ledger asks a warm worker for all of a chain's runs in one exchange (`runLinks`). Its answers
+    /// must be the runs one at a time would give, stop at the first run that refuses its link, and
+    /// lead to the same verdict, for honest chains and for a bad link at each position.
+    @Test func aChainsRunsInOneExchangeAnswerAsRunsOneAtATime() throws {
+        // Hands the token on unless its arguments say fail; emits where to.
+        let program = TokenProgram(kind: .luaSource, code: Array("""
+            local t = ... if t.args.fail then error('refused by the program') end
+            if not t.args.keep then t.transfer(t.transfer_to) end t.emit { to = t.hex.encode(t.transfer_to) }
+            """.utf8))
+        let token = try Self.token(program)
+        let keys = [Fixtures.keys[1].publicKey, Fixtures.keys[2].publicKey, Fixtures.depositKey()]
+        let time = Fixtures.now - 60
+        /// keys[0] → keys[1] → keys[2] → deposit, link `bad` (if any) signed with `arguments` and a
+        /// receipt as if the run had handed the token on.
+        func chain(bad: Int?, arguments: CBORValue) throws -> TokenChain {
+            var chain = TokenChain(token: token)
+            for (i, next) in keys.enumerated() {
+                let effects: [CBORValue] = [.map([CBORPair(.text("to"), .text(Hex.encode(next.compressed)))])]
+                chain = try chain.appending(to: next, time: time, arguments: i == bad ? arguments : .map([]), effects: effects) {
+                    try ProtocolSignature.sign($0, with: Fixtures.keys[i])
+                }
+            }
+            return chain
+        }
+        let failing = CBORValue.map([CBORPair(.text("fail"), .bool(true))])
+        let keeping = CBORValue.map([CBORPair(.text("keep"), .bool(true))])
+        var cases: [(String, TokenChain, Int)] = [("honest", try chain(bad: nil, arguments: .map([])), 3)]
+        for bad in 0..<3 {
+            cases.append(("link \(bad + 1) fails", try chain(bad: bad, arguments: failing), bad + 1))
+            cases.append(("link \(bad + 1) keeps the token", try chain(bad: bad, arguments: keeping), bad + 1))
+        }
+        let limits = RunLimits.walletDefault.capping(token.token.policy)
+        for (name, sample, answers) in cases {
+            let request = LinkRunsRequest(chain: sample, links: 0..<3, limits: limits, bytecodeAllowed: true)
+            let together = Fixtures.programs.runLinks(request)
+            #expect(together.count == answers, Comment(rawValue: name))
+            #expect(together == request.runEach(Fixtures.programs.run), Comment(rawValue: name))
+            func verdict(_ verify: () throws -> Void) -> String {
+                do { try verify(); return "ok" } catch { return "\(error)" }
+            }
+            let oneExchange = verdict { try TransferRuns.verify(sample, bytecodeAllowed: true, linkRunner: Fixtures.programs.runLinks) }
+            let oneByOne = verdict { try TransferRuns.verify(sample, bytecodeAllowed: true, runner: Fixtures.programs.run) }
+            #expect(oneExchange == oneByOne, Comment(rawValue: name))
+            if answers == 3 && name == "honest" {
+                #expect(oneExchange == "ok")
+            } else {
+                let failedLink = answers
+                #expect(oneExchange.contains("transfer \(failedLink) of 3"), Comment(rawValue: "\(name): \(oneExchange)"))
+            }
+        }
+    }
+
     /// A proof of two hand-signed voucher links blames nobody once its links are re-run.
     @Test func aProofOfHandSignedLinksDoesNotVerify() throws {
         let voucher = TokenChain(token: try Self.token(Self.voucher))

@@ -32,6 +32,33 @@ import Testing
         #expect(answer == ["ok \(Hex.encode(Self.keys[3].publicKey.compressed))"])
     }
 
+    /// A chain, its token and its links keep their encodings, assembled from the parts' own (not
+    /// by encoding the whole value): they must be the bytes cbor2 wrote, and what encoding the
+    /// value gives.
+    @Test func storedEncodingsAreTheCanonicalOnes() throws {
+        let token = TokenArmor.armor(try Self.token())
+        let made = PythonOracle.lines(try PythonOracle.run("chain_oracle.py", ["make", token] + Self.keys.map { Hex.encode($0.revealedBytes()) }))
+        let line = Array(made[0].utf8)
+        let python = try ProtocolSignature.unarmor(line, prefix: TokenChain.armorPrefix, source: "oracle", limit: TokenChain.maxEncodedBytes)[0]
+        let chain = try TokenChain.chains(in: line)[0]
+        #expect(chain.encoded == python)
+        #expect(chain.hash == Hash.sha256(python))
+        let withArguments = try Self.pass(TokenChain(token: chain.token), from: 0, to: Self.keys[1].publicKey)
+        let argued = try TokenChain(token: chain.token).appending(
+            to: Self.keys[1].publicKey, time: -5, arguments: .map([CBORPair(.text("zz"), .bytes(Array(repeating: 7, count: 300))), CBORPair(.text("a"), .int(-1))]),
+            receipt: Array(repeating: 9, count: 32)) { try ProtocolSignature.sign($0, with: Self.keys[0]) }
+        for sample in [chain, withArguments, argued, TokenChain(token: chain.token)] {
+            #expect(sample.encoded == CBOREncoder.encode(sample.cbor))
+            #expect(sample.token.encoded == CBOREncoder.encode(.map([CBORPair(.text("token"), sample.token.token.cbor), CBORPair(.text("sig"), .bytes(sample.token.signature))])))
+            for link in sample.transfers {
+                #expect(link.encoded == CBOREncoder.encode(link.envelope))
+                #expect(link.hash == Hash.sha256(CBOREncoder.encode(link.envelope)))
+                #expect(link.digest == Hash.tagged(Transfer.tag, CBOREncoder.encode(link.body)))
+            }
+            #expect(try TokenChain(encoded: sample.encoded).encoded == sample.encoded)
+        }
+    }
+
     @Test func pythonChainsVerifyInKeyhostAndBadOnesAreRefused() throws {
         let token = TokenArmor.armor(try Self.token())
         let good = PythonOracle.lines(try PythonOracle.run("chain_oracle.py", ["make", token] + Self.keys.map { Hex.encode($0.revealedBytes()) }))

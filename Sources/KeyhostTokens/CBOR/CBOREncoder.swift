@@ -44,10 +44,16 @@ public enum CBOREncoder {
             for item in items { append(item, to: &out) }
         case .map(let pairs):
             appendHead(major: 5, argument: UInt64(pairs.count), to: &out)
-            let encoded = pairs.map { (key: encode($0.key), value: encode($0.value)) }
-            for pair in encoded.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-                out.append(contentsOf: pair.key)
-                out.append(contentsOf: pair.value)
+            // Only the keys are encoded apart, to sort; each value is encoded straight into `out`
+            // (values hold the large parts: programs, chains, effects).
+            let keys = pairs.map { encode($0.key) }
+            var order = Array(keys.indices)
+            if !zip(keys, keys.dropFirst()).allSatisfy({ !$1.lexicographicallyPrecedes($0) }) {
+                order.sort { keys[$0].lexicographicallyPrecedes(keys[$1]) || (keys[$0] == keys[$1] && $0 < $1) }
+            }
+            for index in order {
+                out.append(contentsOf: keys[index])
+                append(pairs[index].value, to: &out)
             }
         case .bool(let b): out.append(b ? 0xF5 : 0xF4)
         case .null: out.append(0xF6)
