@@ -403,6 +403,15 @@ char *kh_dump(lua_State *L, size_t *size) {
     return b.data;
 }
 
+char *kh_compile(const char *code, size_t length, const char *name, size_t *size) {
+    lua_State *L = luaL_newstate();
+    if (L == NULL) return NULL;
+    char *out = NULL;
+    if (luaL_loadbufferx(L, code, length, name, "t") == LUA_OK) out = kh_dump(L, size);
+    lua_close(L);
+    return out;
+}
+
 static int p_gettable(lua_State *L) {
     lua_gettable(L, 1);
     return 1;

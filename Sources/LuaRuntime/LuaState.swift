@@ -189,8 +189,21 @@ public final class LuaState {
     /// Runs keyhost's own Lua `code` (a prelude, the token capability: constant text, never a
     /// user's), compiled once per process: later states load the compiled chunk and skip the parser,
     /// which is most of what setting up a sandboxed state costs.
+    ///
+    /// A deterministic state loads the compiled chunk every time, the first too (compiled in a state
+    /// of its own): the parser's objects come from the state's arena, so a process's first run
+    /// would otherwise lay out the program's tables and closures at other addresses than its later
+    /// runs, and a `#` over a table with holes could differ between a fresh worker and a warm one.
     @discardableResult
     public func execute(internal code: String, chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
+        if case .deterministicSandbox = profile, Self.compiledChunks.withLock({ $0[code] }) == nil {
+            var size = 0
+            if let dumped = kh_compile(code, code.utf8.count, chunkName, &size) {
+                let compiled = Array(UnsafeRawBufferPointer(start: dumped, count: size))
+                free(dumped)
+                Self.compiledChunks.withLock { $0[code] = compiled }
+            }
+        }
         if let compiled = Self.compiledChunks.withLock({ $0[code] }) {
             try load(bytes: compiled, chunkName: chunkName, binary: true)
         } else {

@@ -179,6 +179,26 @@ import Testing
         #expect(first != nil && first == second, "\(name)")
     }
 
+    /// A warm worker's later runs reuse the arena of the runs before (kept and wiped, Arena.c), and
+    /// load keyhost's own chunks compiled by an earlier run: each program, run there after another
+    /// program left other objects behind, must give a fresh worker's effects. (Until keyhost's
+    /// chunks were loaded compiled in a process's first run too, the parser's objects in that run's
+    /// arena moved the program's tables, and `#` over tables with holes differed.)
+    @Test func aWarmWorkersLaterRunsGiveAFreshWorkersEffects() throws {
+        let warm = WorkerRunner(executable: Keyhost.binary.path, runsPerWorker: 1000)
+        defer { warm.stop() }
+        let filler = "local t = ... local keep = {} for i = 1, 5000 do keep[{}] = { i } end t.emit(#keep)"
+        for (name, program) in Self.programs {
+            _ = warm.run(try WorkerRunnerTests.request(filler, limits: Self.limits))
+            let outcome = warm.run(try WorkerRunnerTests.request(program, limits: Self.limits))
+            guard case .completed(let effects, _) = outcome else {
+                Issue.record("\(name): the run did not complete: \(outcome)")
+                continue
+            }
+            #expect(CBOREncoder.encode(.array(effects)) == (try Self.run(program)), "\(name)")
+        }
+    }
+
     static func effects(_ program: String) throws -> [CBORValue] {
         let outcome = WorkerRunner(executable: Keyhost.binary.path).run(try WorkerRunnerTests.request(program, limits: limits))
         guard case .completed(let effects, _) = outcome else {

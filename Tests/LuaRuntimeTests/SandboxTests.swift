@@ -1,3 +1,4 @@
+import CKeyhostLua
 import Testing
 @testable import LuaRuntime
 
@@ -34,6 +35,27 @@ import Testing
         let state = try sandbox()
         #expect(failure(state, code) == .instructionBudget(SandboxTests.limits.instructions))
         try expectUsable(state)
+    }
+
+    /// A closed deterministic state's arena is kept for the next one only wiped: no byte a program's
+    /// objects held, nothing on its free lists. Other tests open and close such states at the same
+    /// time, so any arena seen kept must be clear, and one must be seen.
+    @Test func aKeptArenaHoldsNothingOfTheStateBefore() throws {
+        var seen = 0
+        for _ in 0..<50 where seen == 0 {
+            do {
+                let state = try LuaState(profile: .deterministicSandbox(SandboxLimits(memoryBytes: 8 << 20)))
+                try state.execute("""
+                    keep = {} for i = 1, 3000 do keep[i] = { i, tostring(i), function() return i end } end
+                    for i = 1, 3000, 2 do keep[i] = nil end
+                    return #keep
+                    """, chunkName: "=objects")
+            }
+            let clear = kh_arena_kept_is_clear()
+            #expect(clear != 0, "an arena was kept with a closed state's bytes in it")
+            if clear == 1 { seen += 1 }
+        }
+        #expect(seen > 0, "no arena was kept after a small deterministic state closed")
     }
 
     @Test func wallClockLimit() throws {

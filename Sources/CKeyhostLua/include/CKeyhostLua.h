@@ -62,8 +62,12 @@ lua_State *kh_newstate(kh_host *host);
 lua_State *kh_newstate_deterministic(kh_host *host, size_t limit);
 /// The address space kh_newstate_deterministic reserves for a cap of `limit` bytes.
 size_t kh_arena_reservation(size_t limit);
-/// Closes a state made by either function and releases what it holds.
+/// Closes a state made by either function and releases what it holds. A deterministic state's
+/// arena is zeroed and kept for the process's next one when it stayed small (Arena.c).
 void kh_close(lua_State *L);
+/// For tests: whether the arena kept for the next deterministic state is clear (every byte it
+/// ever handed out zero, nothing on its free lists): 1, 0 when it is not, -1 when none is kept.
+int kh_arena_kept_is_clear(void);
 kh_host *kh_gethost(lua_State *L);
 
 /// Pushes a Lua function that calls Swift's dispatch with the retained box.
@@ -95,6 +99,11 @@ int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, con
 // The Lua function on top of the stack as a binary chunk (lua_dump, debug info kept), in a buffer
 // from malloc that the caller frees; NULL when it cannot be dumped. Never raises.
 char *kh_dump(lua_State *L, size_t *size);
+/// Compiles `code` in a state of its own and returns its dump as kh_dump does, or NULL when it does
+/// not compile: a deterministic state then loads keyhost's own chunks as bytecode every time, and
+/// never runs the parser, whose objects would otherwise come from its arena on a process's first
+/// state only (and shift where the program's objects land).
+char *kh_compile(const char *code, size_t length, const char *name, size_t *size);
 
 // Protected operations: each returns a lua status (LUA_OK or an error code);
 // on error the error object is left on the stack instead of the result.
