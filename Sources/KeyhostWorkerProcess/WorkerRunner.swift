@@ -126,19 +126,30 @@ public final class WorkerRunner: @unchecked Sendable {
     /// The worker was started by `start()` and has served nothing yet: it counts as new for the first run.
     private var startedEarly = false
 
+    /// The worker to talk to, started now if there is none; `started` when it has served nothing yet
+    /// (its failure is then not a worker that died between runs, and gets no second try).
+    private func readyWorker() -> Result<(Worker, started: Bool), Worker.StartError> {
+        let early = startedEarly
+        startedEarly = false
+        if let worker { return .success((worker, early)) }
+        switch startWorker() {
+        case .success(let started):
+            worker = started
+            return .success((started, true))
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
     public func run(_ request: RunRequest) -> RunOutcome {
         // SIGPIPE would end the wallet if the worker died before reading; writes report EPIPE instead.
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        var started = startedEarly
-        startedEarly = false
-        if worker == nil {
-            switch startWorker() {
-            case .success(let w): worker = w; started = true
-            case .failure(let error): return .failed(kind: "crashed", message: error.description)
-            }
+        let current: Worker, started: Bool
+        switch readyWorker() {
+        case .success(let ready): (current, started) = ready
+        case .failure(let error): return .failed(kind: "crashed", message: error.description)
         }
-        guard let current = worker else { return .failed(kind: "crashed", message: "no worker") }
         let (outcome, answered) = current.exchange(request, grace: grace)
         current.runs += 1
         if forking {
@@ -180,15 +191,11 @@ public final class WorkerRunner: @unchecked Sendable {
         }
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        var started = startedEarly
-        startedEarly = false
-        if worker == nil {
-            switch startWorker() {
-            case .success(let w): worker = w; started = true
-            case .failure(let error): return [.failed(kind: "crashed", message: error.description)]
-            }
+        let current: Worker, started: Bool
+        switch readyWorker() {
+        case .success(let ready): (current, started) = ready
+        case .failure(let error): return [.failed(kind: "crashed", message: error.description)]
         }
-        guard let current = worker else { return [.failed(kind: "crashed", message: "no worker") ] }
         let outcomes = current.exchangeLinks(request, grace: grace)
         current.runs += outcomes.count
         if let last = outcomes.last, case .failed(let kind, _) = last {
