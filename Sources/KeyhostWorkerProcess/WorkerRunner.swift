@@ -164,21 +164,27 @@ public final class WorkerRunner: @unchecked Sendable {
             }
             return outcome
         }
-        var retire = current.runs >= runsPerWorker || request.token.token.program.kind == .luaBytecode
-        if case .failed(let kind, _) = outcome {
+        if settle(current, after: outcome, started: started, ranBytecode: request.token.token.program.kind == .luaBytecode) {
+            return run(request)
+        }
+        return outcome
+    }
+
+    /// After an exchange with a warm worker whose last answer was `last`: retires the worker when that
+    /// run failed, when it has served its runs, or when it ran bytecode. True when it had died between
+    /// runs, before it took the request (killed from outside, say): the caller gets one fresh try.
+    private func settle(_ current: Worker, after last: RunOutcome, started: Bool, ranBytecode: Bool = false) -> Bool {
+        var retire = current.runs >= runsPerWorker || ranBytecode
+        var diedBetweenRuns = false
+        if case .failed(let kind, _) = last {
             retire = true
-            // A warm worker that died between runs (killed from outside, say) gets one fresh try.
-            if kind == "crashed", !started, current.answered == current.runs - 1, current.silentDeath {
-                current.retire()
-                worker = nil
-                return run(request)
-            }
+            diedBetweenRuns = kind == "crashed" && !started && current.answered == current.runs - 1 && current.silentDeath
         }
         if retire {
             current.retire()
             worker = nil
         }
-        return outcome
+        return diedBetweenRuns
     }
 
     /// The runs that check several links of one chain (`TransferRuns`), in one exchange with a warm
@@ -198,18 +204,8 @@ public final class WorkerRunner: @unchecked Sendable {
         }
         let outcomes = current.exchangeLinks(request, grace: grace)
         current.runs += outcomes.count
-        if let last = outcomes.last, case .failed(let kind, _) = last {
-            // A warm worker that died between runs (killed from outside, say) gets one fresh try.
-            if kind == "crashed", outcomes.count == 1, !started, current.answered == current.runs - 1, current.silentDeath {
-                current.retire()
-                worker = nil
-                return runLinks(request)
-            }
-            current.retire()
-            worker = nil
-        } else if current.runs >= runsPerWorker {
-            current.retire()
-            worker = nil
+        if let last = outcomes.last, settle(current, after: last, started: started), outcomes.count == 1 {
+            return runLinks(request)
         }
         return outcomes
     }

@@ -196,26 +196,29 @@ public final class LuaState {
     /// runs, and a `#` over a table with holes could differ between a fresh worker and a warm one.
     @discardableResult
     public func execute(internal code: String, chunkName: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
-        if case .deterministicSandbox = profile, Self.compiledChunks.withLock({ $0[code] }) == nil {
+        var compiled = Self.compiledChunks.withLock { $0[code] }
+        if compiled == nil, case .deterministicSandbox = profile {
             var size = 0
-            if let dumped = kh_compile(code, code.utf8.count, chunkName, &size) {
-                let compiled = Array(UnsafeRawBufferPointer(start: dumped, count: size))
-                free(dumped)
-                Self.compiledChunks.withLock { $0[code] = compiled }
-            }
+            compiled = Self.cache(kh_compile(code, code.utf8.count, chunkName, &size), size: size, for: code)
         }
-        if let compiled = Self.compiledChunks.withLock({ $0[code] }) {
+        if let compiled {
             try load(bytes: compiled, chunkName: chunkName, binary: true)
         } else {
             try load(bytes: Array(code.utf8), chunkName: chunkName)
             var size = 0
-            if let dumped = kh_dump(L, &size) {
-                let compiled = Array(UnsafeRawBufferPointer(start: dumped, count: size))
-                free(dumped)
-                Self.compiledChunks.withLock { $0[code] = compiled }
-            }
+            Self.cache(kh_dump(L, &size), size: size, for: code)
         }
         return try callLoaded(arguments: arguments)
+    }
+
+    /// Keeps a dumped chunk (freed here) as `code`'s compiled form; nil when there is none.
+    @discardableResult
+    private static func cache(_ dumped: UnsafeMutablePointer<CChar>?, size: Int, for code: String) -> [UInt8]? {
+        guard let dumped else { return nil }
+        let compiled = Array(UnsafeRawBufferPointer(start: dumped, count: size))
+        free(dumped)
+        compiledChunks.withLock { $0[code] = compiled }
+        return compiled
     }
 
     /// `execute(internal:)`'s compiled chunks, by source text.

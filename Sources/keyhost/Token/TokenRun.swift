@@ -111,7 +111,7 @@ struct TokenRun: ParsableCommand {
             let lanes = WorkerRunner.batchLanes(for: ids.count, forkingTo: { TokenWorkerCommand.serve(fork: false, serving: true) })
             defer { WorkerRunner.stop(lanes) }
             let runner = lanes[0]
-            let wallet = try TokenWallet(path: try WalletOptions.path(given: walletPath))
+            let wallet = try WalletOptions.open(given: walletPath)
             let holder = try HolderSession(wallet: wallet, card: card)
             defer { holder.close() }
             let found = try ids.map { try wallet.store.find(idPrefix: $0) }

@@ -25,7 +25,10 @@ struct WalletOptions: ParsableArguments {
     }
 
     /// Opens the initialised wallet.
-    func open() throws -> TokenWallet { try TokenWallet(path: try path()) }
+    func open() throws -> TokenWallet { try Self.open(given: wallet) }
+
+    /// Opens the initialised wallet at `given`, or the default one.
+    static func open(given wallet: String?) throws -> TokenWallet { try TokenWallet(path: try path(given: wallet)) }
 }
 
 /// The current time, Unix seconds: the `now` of a run.
