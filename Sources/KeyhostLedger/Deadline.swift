@@ -21,10 +21,8 @@ public func withDeadline<T: Sendable>(
             do { result = .success(try await body()) } catch { result = .failure(error) }
             race.finish(result)
         }
-        race.timer(Task {
-            try? await Task.sleep(for: limit)
-            guard !Task.isCancelled, race.expire(late) else { return }
-            work.cancel()
+        race.timer(DeadlineTimers.shared.schedule(after: limit) {
+            if race.expire(late) { work.cancel() }
         })
     }
 }
@@ -33,30 +31,30 @@ public func withDeadline<T: Sendable>(
 private final class DeadlineRace<T: Sendable>: Sendable {
     private struct Fields {
         var continuation: CheckedContinuation<T, Error>?
-        var timerTask: Task<Void, Never>?
+        var timer: DeadlineTimers.Timer?
         var done = false
     }
     private let fields = Mutex(Fields())
 
     func start(_ continuation: CheckedContinuation<T, Error>) { fields.withLock { $0.continuation = continuation } }
 
-    func timer(_ task: Task<Void, Never>) {
+    func timer(_ timer: DeadlineTimers.Timer) {
         let cancel = fields.withLock { fields -> Bool in
             if fields.done { return true }
-            fields.timerTask = task
+            fields.timer = timer
             return false
         }
-        if cancel { task.cancel() }
+        if cancel { DeadlineTimers.shared.cancel(timer) }
     }
 
     func finish(_ result: Result<T, Error>) {
-        let (continuation, timer) = fields.withLock { fields -> (CheckedContinuation<T, Error>?, Task<Void, Never>?) in
+        let (continuation, timer) = fields.withLock { fields -> (CheckedContinuation<T, Error>?, DeadlineTimers.Timer?) in
             if fields.done { return (nil, nil) }
             fields.done = true
-            defer { fields.continuation = nil; fields.timerTask = nil }
-            return (fields.continuation, fields.timerTask)
+            defer { fields.continuation = nil; fields.timer = nil }
+            return (fields.continuation, fields.timer)
         }
-        timer?.cancel()
+        if let timer { DeadlineTimers.shared.cancel(timer) }
         continuation?.resume(with: result)
     }
 
@@ -65,7 +63,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         let continuation = fields.withLock { fields -> CheckedContinuation<T, Error>? in
             if fields.done { return nil }
             fields.done = true
-            defer { fields.continuation = nil; fields.timerTask = nil }
+            defer { fields.continuation = nil; fields.timer = nil }
             return fields.continuation
         }
         guard let continuation else { return false }
