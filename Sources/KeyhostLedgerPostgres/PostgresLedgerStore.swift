@@ -236,11 +236,7 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         conflict: @Sendable (DepositRecord, [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> StoreOutcome<Proof> {
         let id = Data(deposit.tokenID)
-        let inserted = try await connection.query("""
-            INSERT INTO deposits (token_id, chain_hash, chain, issuer, value, unit, deposit_time)
-            VALUES (\(id), \(Data(deposit.chainHash)), \(Data(deposit.chain)), \(Data(deposit.issuer)), \(String(deposit.value))::numeric, \(deposit.unit), \(deposit.depositTime))
-            ON CONFLICT (token_id) DO NOTHING RETURNING 1
-            """, logger: logger)
+        let inserted = try await connection.execute(InsertDeposit(deposit: deposit), logger: logger)
         var insertedRows = 0
         for try await _ in inserted { insertedRows += 1 }
         if insertedRows == 1 { return .accepted }
@@ -305,14 +301,14 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         func run(_ connection: PostgresConnection) async throws -> T {
             try call?.use(connection)
             do {
-                try await connection.query("BEGIN", logger: self.logger)
+                _ = try await connection.execute(Begin(), logger: self.logger)
             } catch let error as PSQLError where error.code == .clientClosedConnection {
                 throw StaleConnection()  // a pooled connection a late call had closed: nothing sent
             }
             do {
                 let result = try await body(connection)
                 guard call?.mayCommit() ?? true else { throw CancellationError() }
-                try await connection.query("COMMIT", logger: self.logger)
+                _ = try await connection.execute(Commit(), logger: self.logger)
                 return result
             } catch {
                 // A session the server ended (FATAL, e.g. pg_terminate_backend) or a closed socket
