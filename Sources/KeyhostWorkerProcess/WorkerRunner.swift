@@ -119,7 +119,8 @@ public final class WorkerRunner: @unchecked Sendable {
         let serve = forkedServe
         forkedServe = nil
         if let serve, khp_thread_count() == 1, case .success(let w) = Worker.fork(serve: serve) { return .success(w) }
-        return Worker.start(executable: executable, arguments: arguments + mode)
+        let arguments = arguments + mode
+        return SpawningThread.run { Worker.start(executable: executable, arguments: arguments) }
     }
 
     private var mode: [String] { forking ? ["--fork"] : runsPerWorker > 1 ? ["--serve"] : [] }

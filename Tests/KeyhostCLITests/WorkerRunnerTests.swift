@@ -119,6 +119,34 @@ import KeyhostWorkerProcess
         #expect(runner.processID != server && !Self.forkServers().contains(server))
     }
 
+    /// A warm worker started from a thread that has since ended still serves. Linux sends a child
+    /// its parent-death signal when the thread that started it ends (a batch's lane, a Dispatch
+    /// thread), so workers are started from a thread that lasts as long as the process.
+    @Test func aWorkerOutlivesTheThreadThatStartedIt() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path, runsPerWorker: 8)
+        let started = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var task = ""
+        nonisolated(unsafe) var first: RunOutcome?
+        let starter = Thread {
+            task = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+            // A run first: the worker asks for its parent-death signal before it serves, so once it
+            // has answered, the signal is tied to this thread (a thread that ended before would have
+            // handed its children to another).
+            first = try? runner.run(Self.request("local t = ... t.emit(0)"))
+            started.signal()
+        }
+        starter.start()
+        started.wait()
+        #expect(first == .completed(effects: [.unsigned(0)]))
+        let worker = try #require(runner.processID)
+        try #require(task.contains("/task/"))
+        // Once the thread is gone from /proc the kernel has sent any parent-death signal it was owed.
+        while FileManager.default.fileExists(atPath: "/proc/\(task)") { usleep(2000) }
+        let second = runner.run(try Self.request("local t = ... t.emit(1)"))
+        #expect(second == .completed(effects: [.unsigned(1)]), "\(second)")
+        #expect(runner.processID == worker, "the worker started from the ended thread served the run")
+    }
+
     /// A fork server that never answers is ended at the run's wall-clock deadline.
     @Test func aForkServerThatHangsIsStoppedAtTheDeadline() throws {
         let dir = try Keyhost.scratch(["hang.sh": "#!/bin/sh\nexec sleep 30\n"])

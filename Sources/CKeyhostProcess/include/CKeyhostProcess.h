@@ -23,6 +23,10 @@ int khp_become_worker_child(int input, int output, pid_t parent);
 
 // The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
 int khp_thread_count(void);
+// The calling thread's kernel id (gettid).
+int khp_thread_id(void);
+// 1 when the calling thread is the process's main thread (its thread id is the process id).
+int khp_is_main_thread(void);
 
 // getrandom(2) with flags 0: fills `buffer` from the kernel's CSPRNG. Returns the bytes written or -1 (errno).
 long khp_getrandom(void *buffer, unsigned long count);
