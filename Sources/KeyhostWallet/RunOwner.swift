@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KeyhostFiles
 
 /// The process that holds a PENDING token: enough to tell, from another process, whether it still runs.
 ///
@@ -73,18 +74,8 @@ enum ProcFS {
         return (start, state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") || state == UInt8(ascii: "x"))
     }
 
-    /// A whole small file, or nil if it cannot be opened.
+    /// A whole small file (at most 64 KiB: a stat line or a boot id), or nil if it cannot be read.
     static func contents(of path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return n == 0 ? result : nil }
-            result.append(contentsOf: buffer[0..<n])
-        }
+        try? BoundedFile.read(path, limit: 64 << 10)
     }
 }
