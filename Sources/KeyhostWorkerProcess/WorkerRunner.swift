@@ -269,13 +269,22 @@ public final class WorkerRunner: @unchecked Sendable {
             var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
             defer { for p in cArgs { free(p) } }
             var env: [UnsafeMutablePointer<CChar>?] = [nil] // no environment: nothing secret to find there
+            // No signal blocked: a mask survives exec, and the threads that start workers may block
+            // most signals (Dispatch's do), SIGXCPU among them, which would void the run's CPU limit.
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var none = sigset_t()
+            sigemptyset(&none)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
             var pid: pid_t = 0
-            var status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+            var status = posix_spawn(&pid, executable, &actions, &attributes, &cArgs, &env)
             // ETXTBSY: another thread's child briefly holds the executable open for writing
             // (a binary just installed, say); it passes within milliseconds.
             for _ in 0..<20 where status == ETXTBSY {
                 usleep(5000)
-                status = posix_spawn(&pid, executable, &actions, nil, &cArgs, &env)
+                status = posix_spawn(&pid, executable, &actions, &attributes, &cArgs, &env)
             }
             pipes.closeChildEnds()
             guard status == 0 else {

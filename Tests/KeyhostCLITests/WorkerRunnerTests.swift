@@ -147,6 +147,33 @@ import KeyhostWorkerProcess
         #expect(runner.processID == worker, "the worker started from the ended thread served the run")
     }
 
+    /// A worker started for a Dispatch thread (as the ledger's are) blocks no signal: Dispatch's
+    /// threads block most of them, SIGXCPU among them, and a blocked SIGXCPU would void the run's
+    /// kernel CPU limit (an exec keeps the mask).
+    @Test func aWorkerStartedForADispatchThreadBlocksNoSignal() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path, runsPerWorker: 8)
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var outcome: RunOutcome?
+        nonisolated(unsafe) var dispatchMask = ""
+        DispatchQueue.global().async {
+            dispatchMask = Self.statusField("SigBlk", of: "thread-self")
+            outcome = try? runner.run(Self.request("local t = ... t.emit(1)"))
+            done.signal()
+        }
+        done.wait()
+        #expect(outcome == .completed(effects: [.unsigned(1)]))
+        #expect(dispatchMask != "0000000000000000", "the premise: Dispatch's thread blocks signals (\(dispatchMask))")
+        let worker = try #require(runner.processID)
+        #expect(Self.statusField("SigBlk", of: String(worker)) == "0000000000000000")
+    }
+
+    /// A field of /proc/WHO/status ("" when it cannot be read).
+    static func statusField(_ name: String, of who: String) -> String {
+        let lines = procFile("/proc/\(who)/status").split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix(name + ":") }) else { return "" }
+        return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+    }
+
     /// A fork server that never answers is ended at the run's wall-clock deadline.
     @Test func aForkServerThatHangsIsStoppedAtTheDeadline() throws {
         let dir = try Keyhost.scratch(["hang.sh": "#!/bin/sh\nexec sleep 30\n"])
