@@ -26,8 +26,6 @@ int khp_die_with_parent_pid(pid_t parent) {
 
 pid_t khp_fork(void) { return fork(); }
 
-int khp_thread_id(void) { return (int)gettid(); }
-
 int khp_is_main_thread(void) { return gettid() == getpid(); }
 
 int khp_thread_count(void) {

@@ -47,7 +47,7 @@ public final class DeadlineTimers: @unchecked Sendable {
     /// Runs `action` on the timer thread once `delay` has passed, unless cancelled before.
     /// Actions must be short: the next deadline waits for them.
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Timer {
-        let due = Self.now() &+ Self.nanoseconds(delay)
+        let due = Self.now() + Self.nanoseconds(delay)
         pthread_mutex_lock(mutex)
         let id = nextID
         nextID += 1
@@ -76,7 +76,7 @@ public final class DeadlineTimers: @unchecked Sendable {
     }
 
     /// Deadlines set and not yet fired or cancelled (for tests).
-    public var pending: Int {
+    var pending: Int {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return heap.count
@@ -121,8 +121,11 @@ public final class DeadlineTimers: @unchecked Sendable {
     /// Runs `id`'s action if it is still set (the path without a thread).
     private func fire(_ id: UInt64) {
         pthread_mutex_lock(mutex)
-        let entry = positions[id].map { heap[$0] }
-        if let position = positions[id] { remove(at: position) }
+        var entry: Entry?
+        if let position = positions[id] {
+            entry = heap[position]
+            remove(at: position)
+        }
         pthread_mutex_unlock(mutex)
         entry?.action()
     }
@@ -182,11 +185,10 @@ public final class DeadlineTimers: @unchecked Sendable {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
+    /// A delay in ns, capped at 2^32 s (136 years, as good as never), which keeps `now + delay` far from overflowing.
     private static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return UInt64.max / 2 }
-        return min(whole &+ UInt64(max(0, attoseconds) / 1_000_000_000), UInt64.max / 2)
+        return UInt64(min(seconds, 1 << 32)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
     }
 }

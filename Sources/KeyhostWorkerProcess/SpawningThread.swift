@@ -7,8 +7,8 @@ import KeyhostFiles
 /// A worker asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG), so that no run goes on that
 /// nobody waits for. Linux sends that signal when the *thread* that started the child ends, not the
 /// process: a worker started from a batch's lane thread died when the batch ended, and one started
-/// from a Dispatch thread died when Dispatch retired that thread; the next run then found it gone
-/// and paid for a new one. So a worker is started from the main thread when the caller is on it,
+/// from a Dispatch thread died when Dispatch retired that thread; the next run then failed as a
+/// crash, or paid for a new worker. So a worker is started from the main thread when the caller is on it,
 /// and otherwise from one thread kept for the purpose, which ends only with the process.
 enum SpawningThread {
     /// `body`'s result, with `body` run on a thread that lives as long as the process.
@@ -63,6 +63,8 @@ enum SpawningThread {
                 pthread_mutex_unlock(mutex)
                 job()
                 pthread_mutex_lock(mutex)
+                // The caller's closure must be gone before it is told (`withoutActuallyEscaping`
+                // checks): this binding ends before the mutex is released in the next wait.
                 self.job = nil
                 finished += 1
                 pthread_cond_broadcast(changed)

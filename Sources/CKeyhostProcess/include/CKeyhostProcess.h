@@ -23,8 +23,6 @@ int khp_become_worker_child(int input, int output, pid_t parent);
 
 // The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
 int khp_thread_count(void);
-// The calling thread's kernel id (gettid).
-int khp_thread_id(void);
 // 1 when the calling thread is the process's main thread (its thread id is the process id).
 int khp_is_main_thread(void);
 
