@@ -94,7 +94,7 @@ let package = Package(
         ]),
         // The ledger's HTTP service (Hummingbird): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerServer", dependencies: [
-            "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+            "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import KeyhostLedger
 import KeyhostRecord
+import KeyhostWorkerProcess
 import Logging
 import NIOCore
 
@@ -21,6 +22,8 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     /// Connections held at once, per client address, and the request deadline; nil: the defaults
     /// for this process's descriptor limit (`ConnectionLimits.resolve`).
     public var connectionLimits: ConnectionLimits?
+    /// The workers that re-run programs; `/v1/health` is unhealthy while all of them are stuck.
+    public var verifiers: (@Sendable () -> WorkerPool.Health)?
 
     public init(ledger: Ledger<Chain>) {
         self.ledger = ledger
@@ -29,7 +32,8 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: JSONErrorMiddleware())
-        router.get("/v1/health") { _, _ in Self.json(.ok, .object([("status", .string("ok"))])) }
+        let verifiers = self.verifiers
+        router.get("/v1/health") { _, _ in Self.health(verifiers?()) }
         router.get("/v1/stats") { _, _ in
             do {
                 return Self.json(.ok, LedgerJSON.stats(try await ledger.stats()))
@@ -89,6 +93,20 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
 
     static func json(_ status: HTTPResponse.Status, _ object: Record) -> Response { jsonResponse(status, object) }
 
+    /// 200 `ok`, or 503 while every worker that re-runs programs is stuck (deposits would only wait).
+    static func health(_ pool: WorkerPool.Health?) -> Response {
+        guard let pool else { return json(.ok, .object([("status", .string("ok"))])) }
+        let workers: Record = .object([("count", .integer(Int64(pool.workers))), ("free", .integer(Int64(pool.free)))])
+        guard !pool.stuck else {
+            return json(.serviceUnavailable, .object([
+                ("status", .string("unhealthy")), ("kind", .string("no_free_worker")),
+                ("message", .string("every worker that re-runs token programs has been busy without answering for longer than one run may take; deposits cannot be checked")),
+                ("workers", workers),
+            ]))
+        }
+        return json(.ok, .object([("status", .string("ok")), ("workers", workers)]))
+    }
+
     static func tooLarge(_ limit: Int) -> Response {
         json(.contentTooLarge, LedgerJSON.error(kind: "too_large", message: "the request body is larger than \(limit) bytes; send fewer chains per request"))
     }
@@ -105,6 +123,10 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
                 return json(.serviceUnavailable, LedgerJSON.error(kind: "store", message: "the ledger's database failed; try again"))
             case "timeout":
                 return json(.serviceUnavailable, LedgerJSON.error(kind: "timeout", message: error.message))
+            case "verifier_unavailable":
+                // The ledger's own worker failed re-running a program twice: the chain was not judged.
+                operatorLog("a program could not be re-run: \(error.message)")
+                return json(.serviceUnavailable, LedgerJSON.error(kind: error.kind, message: error.message, index: error.index))
             case "issuer_conflict":
                 return json(.conflict, LedgerJSON.error(kind: error.kind, message: error.message, index: error.index))
             default:

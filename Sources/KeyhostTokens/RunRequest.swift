@@ -109,14 +109,46 @@ public enum RunOutcome: Equatable, Sendable {
             ]))
         case .failed(let kind, let message):
             return CBOREncoder.encode(.map([
-                CBORPair(.text("ok"), .bool(false)), CBORPair(.text("kind"), .text(kind)), CBORPair(.text("message"), .text(message)),
+                CBORPair(.text("ok"), .bool(false)), CBORPair(.text("kind"), .text(Self.capped(kind, at: 64))),
+                CBORPair(.text("message"), .text(Self.capped(message, at: Self.maxMessageBytes))),
             ]))
         }
     }
 
+    /// Whether the run failed for reasons of the machine that ran it rather than of the program and its
+    /// inputs: the worker crashed or was killed, the wall clock ran out, the worker could not be set up or
+    /// was interrupted. Every other failure (an error, a syntax error, an invalid record, the instruction or
+    /// memory cap, which count the same on every machine) is what any run with those inputs gives.
+    public var isMachineFailure: Bool {
+        guard case .failed(let kind, _) = self else { return false }
+        return Self.machineFailureKinds.contains(kind)
+    }
+
+    /// The failure kinds of the machine (`isMachineFailure`).
+    public static let machineFailureKinds: Set<String> = ["crashed", "time_limit", "setup", "interrupted"]
+
+    /// The most of a failure's message an answer carries. A program's error text is its own to make (a
+    /// holder's arguments can make it megabytes long), and a worker's answer must always fit the pipe's
+    /// reader's limit, so the text is cut here, where every answer is encoded, with a note of what was cut.
+    public static let maxMessageBytes = 8 << 10
+
+    /// The largest encoded answer: the most effects a run may emit, or the longest failure, with room for the map.
+    public static let maxEncodedBytes = TokenLimits.maxEffectsBytes + (64 << 10)
+
+    /// `text` cut to at most `limit` bytes of UTF-8 (at a character boundary), with a note of how much was left out.
+    static func capped(_ text: String, at limit: Int) -> String {
+        let utf8 = text.utf8
+        guard utf8.count > limit else { return text }
+        let note = " … (\(utf8.count) bytes, cut to the first \(limit))"
+        var end = utf8.index(utf8.startIndex, offsetBy: max(0, limit - note.utf8.count))
+        // Back to the start of a character, so the cut text is still valid UTF-8.
+        while end > utf8.startIndex, utf8[end] & 0xC0 == 0x80 { end = utf8.index(before: end) }
+        return String(decoding: utf8[..<end], as: UTF8.self) + note
+    }
+
     /// Reads a worker's answer strictly; anything else is a crashed run.
     public init(encoded bytes: [UInt8]) throws {
-        let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: TokenLimits.maxEffectsBytes + 64 << 10, maxDepth: TokenLimits.maxDepth + 2))
+        let value = try CBORDecoder.decode(bytes, limits: .init(maxBytes: Self.maxEncodedBytes, maxDepth: TokenLimits.maxDepth + 2))
         switch value["ok"] {
         case .bool(true)?:
             guard case .array(let effects)? = value["effects"], effects.count <= TokenLimits.maxEffectRecords,
@@ -125,7 +157,9 @@ public enum RunOutcome: Equatable, Sendable {
             guard case .bool(let transferred)? = value["transferred"] else { throw TokenError("encoding", "malformed run result") }
             self = .completed(effects: effects, transferred: transferred)
         case .bool(false)?:
-            guard case .text(let kind)? = value["kind"], case .text(let message)? = value["message"] else {
+            guard case .text(let kind)? = value["kind"], case .text(let message)? = value["message"],
+                  kind.utf8.count <= 64, message.utf8.count <= Self.maxMessageBytes
+            else {
                 throw TokenError("encoding", "malformed run result")
             }
             self = .failed(kind: kind, message: message)

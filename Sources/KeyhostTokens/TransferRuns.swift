@@ -45,13 +45,23 @@ public enum TransferRuns {
         let untimelyLink = range.first { untimely($0) != nil }
         let request = LinkRunsRequest(chain: chain, links: range.lowerBound..<(untimelyLink ?? range.upperBound),
                                       limits: limits.capping(token.policy), bytecodeAllowed: bytecodeAllowed)
-        let outcomes = request.links.isEmpty ? [] : linkRunner(request)
+        var outcomes = request.links.isEmpty ? [] : linkRunner(request)
+        // A run the verifier's machine failed (a worker crashed or killed, the wall clock) says nothing of
+        // the link: the links from it are run once more (the runner retires a worker that failed), and if
+        // that fails too the verifier says it could not check, never that the link is forged.
+        if let first = outcomes.firstIndex(where: \.isMachineFailure) {
+            var retry = request
+            retry.links = (request.links.lowerBound + first)..<request.links.upperBound
+            outcomes = Array(outcomes[..<first]) + linkRunner(retry)
+        }
         for (offset, i) in request.links.enumerated() {
             let link = chain.transfers[i]
             guard offset < outcomes.count else {
-                throw refusal("\(name(i)): re-running the token's program for it gave no answer, so no run of the program made it")
+                throw unavailable("\(name(i)): re-running the token's program for it gave no answer")
             }
             switch outcomes[offset] {
+            case .failed(let kind, let message) where outcomes[offset].isMachineFailure:
+                throw unavailable("\(name(i)): re-running the token's program for it failed twice on this machine (\(kind): \(message.split(separator: "\n").first ?? ""))")
             case .failed(let kind, let message):
                 throw refusal("\(name(i)): re-running the token's program for it failed (\(kind): \(message.split(separator: "\n").first ?? "")), so no run of the program made it")
             case .completed(_, false):
@@ -69,5 +79,10 @@ public enum TransferRuns {
 
     static func refusal(_ message: String) -> TokenError {
         TokenError("unauthorised_transfer", message)
+    }
+
+    /// The verifier's own failure: the chain was not judged, and asking again may succeed.
+    static func unavailable(_ message: String) -> TokenError {
+        TokenError("verifier_unavailable", message + "; this is the verifier's own failure, not the chain's: nothing was decided, try again")
     }
 }

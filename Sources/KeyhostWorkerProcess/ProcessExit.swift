@@ -11,9 +11,14 @@ public enum ProcessExit {
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { return (0, "status unknown") }
         }
+        return (status & 0x7F, text(status: status))
+    }
+
+    /// How a process whose `waitpid` status is `status` ended.
+    public static func text(status: Int32) -> String {
         let signal = status & 0x7F
-        if signal == 0 { return (0, "exit status \((status >> 8) & 0xFF)") }
+        if signal == 0 { return "exit status \((status >> 8) & 0xFF)" }
         let name = [SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGXCPU: "SIGXCPU", SIGBUS: "SIGBUS", SIGILL: "SIGILL"][signal]
-        return (signal, "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")")
+        return "killed by signal \(signal)\(name.map { " (\($0))" } ?? "")"
     }
 }

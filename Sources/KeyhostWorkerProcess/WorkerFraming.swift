@@ -11,11 +11,33 @@ public enum WorkerFraming {
     }
 
     public static func write(_ bytes: [UInt8], to fd: Int32) throws {
-        let n = UInt32(bytes.count)
-        let frame = [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
-        if let code = WriteAll.write(fd, frame) {
+        if let code = WriteAll.write(fd, frame(bytes)) {
             throw Failure(description: "cannot write to the worker pipe: \(String(cString: strerror(code)))")
         }
+    }
+
+    /// Writes one frame to a non-blocking `fd` by `deadline` (monotonic seconds): a worker that stops
+    /// reading its request cannot hold the writer past the run's deadline.
+    public static func write(_ bytes: [UInt8], to fd: Int32, deadline: Double) throws {
+        let frame = frame(bytes)
+        var written = 0
+        while written < frame.count {
+            let n = frame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, frame.count - written) }
+            if n > 0 { written += n; continue }
+            guard n < 0, errno == EAGAIN || errno == EINTR else {
+                throw Failure(description: "cannot write to the worker pipe: \(String(cString: strerror(n < 0 ? errno : EIO)))")
+            }
+            if errno == EINTR { continue }
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { throw Timeout() }
+            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&pfd, 1, Int32(min(left * 1000 + 1, 1_000_000)))
+        }
+    }
+
+    private static func frame(_ bytes: [UInt8]) -> [UInt8] {
+        let n = UInt32(bytes.count)
+        return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes
     }
 
     /// Reads one frame; `deadline` (monotonic seconds) bounds the wait, nil waits forever.

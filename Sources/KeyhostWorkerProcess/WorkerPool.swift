@@ -14,6 +14,8 @@ public final class WorkerPool: Sendable {
     public let arguments: [String]
     public let maxWorkers: Int
     private let idle = Mutex<[WorkerRunner]>([])
+    /// The runners lent out now.
+    private let busy = Mutex<[ObjectIdentifier: WorkerRunner]>([:])
     private let slots: DispatchSemaphore
     private let runsPerWorker: Int
 
@@ -35,8 +37,35 @@ public final class WorkerPool: Sendable {
         defer { slots.signal() }
         let runner = idle.withLock { $0.popLast() }
             ?? WorkerRunner(executable: executable, arguments: arguments, runsPerWorker: runsPerWorker)
+        runner.progress.note()
+        busy.withLock { $0[ObjectIdentifier(runner)] = runner }
         let result = body(runner)
+        busy.withLock { $0[ObjectIdentifier(runner)] = nil }
         idle.withLock { $0.append(runner) }
         return result
+    }
+
+    /// How the pool stands, for a service's health check.
+    public struct Health: Sendable, Equatable {
+        /// Workers the pool may have, and how many of those are not running anything now.
+        public let workers: Int, free: Int
+        /// Every worker is busy and none has answered for longer than one run may take: new runs would wait
+        /// on workers that are not moving.
+        public let stuck: Bool
+
+        public init(workers: Int, free: Int, stuck: Bool) {
+            self.workers = workers
+            self.free = free
+            self.stuck = stuck
+        }
+    }
+
+    /// The pool now. `stuckAfter`: the longest one run may take with its grace (a run that takes longer is
+    /// killed by its runner, so a worker silent for longer is stuck, not slow).
+    public func health(stuckAfter seconds: Double = Double(RunLimits.walletDefault.timeMillis) / 1000 + 3) -> Health {
+        let running = busy.withLock { Array($0.values) }
+        let free = max(0, maxWorkers - running.count)
+        let stuck = free == 0 && running.allSatisfy { $0.progress.idleSeconds > seconds }
+        return Health(workers: maxWorkers, free: free, stuck: stuck)
     }
 }

@@ -36,6 +36,8 @@ public final class WorkerRunner: @unchecked Sendable {
     public let forking: Bool
 
     private var worker: Worker?
+    /// Read by a pool's health check from other threads.
+    let progress = WorkerProgress()
     /// What the first worker, forked from this process, runs instead of exec'ing `executable` (see
     /// `batchLanes`). Used once: by the time a replacement is needed the process may hold a secret.
     private var forkedServe: (() -> Int32)? = nil
@@ -143,6 +145,7 @@ public final class WorkerRunner: @unchecked Sendable {
     }
 
     public func run(_ request: RunRequest) -> RunOutcome {
+        progress.note()
         // SIGPIPE would end the wallet if the worker died before reading; writes report EPIPE instead.
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
@@ -196,6 +199,7 @@ public final class WorkerRunner: @unchecked Sendable {
         guard !forking, runsPerWorker > 1, request.links.count > 1, request.chain.token.token.program.kind == .luaSource else {
             return request.runEach(run)
         }
+        progress.note()
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
         let current: Worker, started: Bool
@@ -203,7 +207,7 @@ public final class WorkerRunner: @unchecked Sendable {
         case .success(let ready): (current, started) = ready
         case .failure(let error): return [.failed(kind: "crashed", message: error.description)]
         }
-        let outcomes = current.exchangeLinks(request, grace: grace)
+        let outcomes = current.exchangeLinks(request, grace: grace, progress: progress)
         current.runs += outcomes.count
         if let last = outcomes.last, settle(current, after: last, started: started), outcomes.count == 1 {
             return runLinks(request)
@@ -226,6 +230,8 @@ public final class WorkerRunner: @unchecked Sendable {
             self.pid = pid
             self.input = input
             self.output = output
+            // Requests are written against the run's deadline (`WorkerFraming.write(_:to:deadline:)`).
+            _ = fcntl(input, F_SETFL, fcntl(input, F_GETFL) | O_NONBLOCK)
         }
 
         struct StartError: Error, CustomStringConvertible { let description: String }
@@ -304,48 +310,104 @@ public final class WorkerRunner: @unchecked Sendable {
 
         /// `request`'s outcomes as the worker sends them, each within its run's deadline; a run that
         /// gets no answer ends the list with a failed outcome (the worker is then retired).
-        func exchangeLinks(_ request: LinkRunsRequest, grace: Double) -> [RunOutcome] {
-            let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
+        func exchangeLinks(_ request: LinkRunsRequest, grace: Double, progress: WorkerProgress) -> [RunOutcome] {
+            let written: Bool
+            switch send(request.encoded, timeMillis: request.limits.timeMillis, grace: grace) {
+            case .stopped(let outcome): return [outcome]
+            case .written(let sent): written = sent
+            }
             var outcomes: [RunOutcome] = []
             for _ in request.links {
                 let outcome = answer(timeMillis: request.limits.timeMillis, grace: grace, written: written || !outcomes.isEmpty)
                 outcomes.append(outcome)
+                progress.note()
                 if LinkRunsRequest.isLast(outcome) { break }
             }
             return outcomes
         }
 
         private func talk(_ request: RunRequest, grace: Double) -> RunOutcome {
-            // A worker that already ended fails the write; what it may have said is still read.
-            let written = (try? WorkerFraming.write(request.encoded, to: input)) != nil
-            return answer(timeMillis: request.limits.timeMillis, grace: grace, written: written)
+            switch send(request.encoded, timeMillis: request.limits.timeMillis, grace: grace) {
+            case .stopped(let outcome): return outcome
+            case .written(let written): return answer(timeMillis: request.limits.timeMillis, grace: grace, written: written)
+            }
         }
 
-        /// Reads the answer to one run, killing the worker at the run's wall-clock deadline.
+        /// What became of a request: written or not (a worker that already ended fails the write, and what it
+        /// may have said is still read), or the outcome of a worker that stopped reading and was killed.
+        private enum Sent { case written(Bool), stopped(RunOutcome) }
+
+        /// Writes a request by the run's deadline.
+        private func send(_ bytes: [UInt8], timeMillis: UInt64, grace: Double) -> Sent {
+            let deadline = WorkerFraming.monotonicSeconds() + Double(timeMillis) / 1000 + grace
+            do {
+                try WorkerFraming.write(bytes, to: input, deadline: deadline)
+                return .written(true)
+            } catch is WorkerFraming.Timeout {
+                answeredLast = false
+                _ = end()
+                return .stopped(.failed(kind: "time_limit", message: "the worker did not take its request by the wall-clock deadline (\(timeMillis) ms) and was stopped"))
+            } catch {
+                return .written(false)
+            }
+        }
+
+        /// Reads the answer to one run, killing the worker at the run's wall-clock deadline. A worker that
+        /// has not given a whole, well-formed answer is never waited for: it may be blocked writing to a
+        /// pipe nobody reads any more, so it is killed first and then reaped.
         private func answer(timeMillis: UInt64, grace: Double, written: Bool) -> RunOutcome {
             answeredLast = false
             let deadline = WorkerFraming.monotonicSeconds() + Double(timeMillis) / 1000 + grace
             let bytes: [UInt8]?
             do {
-                bytes = try WorkerFraming.read(from: output, limit: TokenLimits.maxEffectsBytes + (64 << 10), deadline: deadline)
+                bytes = try WorkerFraming.read(from: output, limit: RunOutcome.maxEncodedBytes, deadline: deadline)
             } catch is WorkerFraming.Timeout {
-                kill(pid, SIGKILL)
-                _ = reap()
+                _ = end()
                 return .failed(kind: "time_limit", message: "the worker was stopped at the wall-clock deadline (\(timeMillis) ms)")
             } catch {
-                return .failed(kind: "crashed", message: "\(error) (\(reap()))")
+                return .failed(kind: "crashed", message: "\(error) (the worker was stopped: \(end()))")
             }
             guard let bytes else {
                 silentDeath = !written
                 let when = written ? "without an answer" : "before it took the request"
-                return .failed(kind: "crashed", message: "the worker ended \(when) (\(reap()))")
+                return .failed(kind: "crashed", message: "the worker ended \(when) (\(reapClosed()))")
             }
             answered += 1
             guard let outcome = try? RunOutcome(encoded: bytes) else {
+                _ = end()
                 return .failed(kind: "crashed", message: "the worker's answer is malformed")
             }
             answeredLast = true
             return outcome
+        }
+
+        /// Kills the worker and says how it ended (a worker that had already ended keeps its own cause).
+        private func end() -> String {
+            if exitText == nil { kill(pid, SIGKILL) }
+            return reap()
+        }
+
+        /// After its output ended: the worker is exiting, or it closed its output and lives on (which no
+        /// keyhost worker does); waits briefly, then kills it, so a worker is never waited for unbounded.
+        private func reapClosed() -> String {
+            if exitText == nil, !exitsSoon() { kill(pid, SIGKILL) }
+            return reap()
+        }
+
+        /// True when the worker exits within 100 ms (it is then reaped, its status kept).
+        private func exitsSoon() -> Bool {
+            // A worker at end of input exits within a millisecond or two: short waits first.
+            var status: Int32 = 0
+            var waited: UInt32 = 0, step: UInt32 = 50
+            while waited < 100_000 {
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid { exitText = ProcessExit.text(status: status); return true }
+                if r < 0 && errno != EINTR { exitText = "status unknown"; return true }
+                usleep(step)
+                waited += step
+                step = min(step * 2, 5000)
+            }
+            return false
         }
 
         /// Closes the pipes (a serving worker ends at end of input), then waits for it; a worker that
@@ -367,19 +429,7 @@ public final class WorkerRunner: @unchecked Sendable {
 
         /// After `closePipes`: waits for the worker to exit, and kills one that does not promptly.
         func awaitExit() {
-            if exitText == nil {
-                // A worker at end of input exits within a millisecond or two: short waits first.
-                var status: Int32 = 0
-                var waited: UInt32 = 0, step: UInt32 = 50
-                while waited < 100_000 {
-                    if waitpid(pid, &status, WNOHANG) == pid { exitText = ""; return }
-                    usleep(step)
-                    waited += step
-                    step = min(step * 2, 5000)
-                }
-                kill(pid, SIGKILL)
-                _ = reap()
-            }
+            _ = reapClosed()
         }
 
         /// Waits for the worker and says how it ended.

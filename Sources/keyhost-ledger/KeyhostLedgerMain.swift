@@ -71,6 +71,7 @@ struct Serve: ParsableCommand {
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, linkPrograms: programs.runLinks))
             server.maxBodyBytes = maxBodyKib << 10
             server.connectionLimits = limits
+            server.verifiers = { programs.health() }
             if let postgres = store as? PostgresLedgerStore {
                 // The store's own limit ends a deposit first, with a definite answer (nothing
                 // recorded); the service's is only a backstop.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyhostRecord
 import LuaRuntime
 
 #if canImport(Glibc)
@@ -29,8 +30,8 @@ enum Failure: Error, CustomStringConvertible {
 
     /// Runs a command's body: malformed input found only while running (a ValidationError, e.g. a job file's
     /// bad line or --hex text read from a file) keeps status 64 and the "usage" kind, as in `validate()`, but
-    /// without a usage line that would not fit; a verdict already printed (ExitCode) passes through; Ctrl-C in
-    /// Lua is 130; everything else is reported and exits 1.
+    /// without a usage line that would not fit; a verdict already printed (ExitCode) passes through; a verifier
+    /// that could not re-run a program is 75; Ctrl-C in Lua is 130; everything else is reported and exits 1.
     static func exitOnError(_ body: () throws -> Void) throws {
         do {
             try body()
@@ -39,6 +40,11 @@ enum Failure: Error, CustomStringConvertible {
             throw ExitCode(64)
         } catch let error as ExitCode {
             throw error
+        } catch let error as StructuredError where error.errorKind == "verifier_unavailable" {
+            // The chain was not judged (the verifier's own worker failed): EX_TEMPFAIL, so a script retries
+            // rather than drop a payment or deposit that may be valid.
+            report(error)
+            throw ExitCode(75)
         } catch LuaError.interrupted {
             report(LuaError.interrupted)
             throw ExitCode(130)  // as a shell reports a command Ctrl-C ended

@@ -144,3 +144,44 @@ def test_a_replaced_worker_is_execd_not_forked(keyhost_bin, tmp_path):
     results = json.loads(out)
     assert "refused" in results[0]["error"]["message"]
     assert all("error" not in r for r in results[1:])
+
+
+LOUD = """
+local token, ec, hex = require "keyhost.token", require "keyhost.ec", require "keyhost.hex"
+local issuer = ec.private_key(hex.decode(string.rep("41", 32)))
+local w <close> = token.wallet.create(arg[1])
+local texts = {}
+-- Tokens whose runs fail with errors of 70 KB, 200 KB and 16 MB, between tokens that complete.
+for i, n in ipairs { 0, 70000, 0, 200000, 16 * 1024 * 1024, 0 } do
+  local program = n == 0 and "local t = ... t.emit(t.token.value)" or ("error(string.rep('e', " .. n .. "), 0)")
+  texts[i] = token.issue { program = program, value = i, unit = "pt", to = w:holder().public_key, issuer_key = issuer }
+end
+for _, row in ipairs(w:import(table.concat(texts, "\\n"))) do print(hex.encode(row.id)) end
+"""
+
+
+def test_long_errors_in_a_batch_are_cut_and_the_others_commit(keyhost_bin, tmp_path):
+    """A run failing with an error of any length never stalls its worker: `keyhost token run ID…` ends,
+    the failures come back cut, and the tokens that completed are spent."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    wallet = str(tmp_path / "w.db")
+    script = tmp_path / "setup.lua"
+    script.write_text(LOUD)
+    ids = subprocess.run([keyhost_bin, "run", str(script), wallet], capture_output=True, text=True, env=env,
+                         check=True, timeout=120).stdout.split()
+    for batch in (ids, [ids[3]]):
+        out = subprocess.run([keyhost_bin, "token", "run", *batch, "--wallet", wallet, "--json"], capture_output=True,
+                             text=True, env=env, timeout=300)
+        assert out.returncode == 1, out.stderr
+        results = json.loads(out.stdout) if len(batch) > 1 else None
+        if results is None:
+            error = json.loads(out.stderr)["error"]
+            assert error["kind"] == "program" and " bytes, cut to the first" in error["message"], error
+            continue
+        assert ["error" not in r for r in results] == [True, False, True, False, False, True], results
+        for r, n in zip(results, [0, 70000, 0, 200000, 16 * 1024 * 1024, 0]):
+            if n:
+                assert len(r["error"]["message"].encode()) < 10000
+                if r["error"]["kind"] == "memory_limit" and n > 1000000:
+                    continue  # 16 MB and its traceback may reach the wallet's 64 MiB cap first
+                assert r["error"]["kind"] == "program" and " bytes, cut to the first" in r["error"]["message"], r

@@ -741,3 +741,61 @@ def test_deposit_chains_of_a_token_paid_away_says_so(world):
     target = world.fresh("deposit")
     refused(a.kh("token", "deposit-chains", tid, "-o", target), "already spent another way", "nothing was written")
     assert not os.path.exists(target)
+
+
+def descendants(root):
+    """Live processes below `root`, from /proc (the workers a keyhost process started)."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            parents[int(name)] = int(fields[1])
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    return found
+
+
+def test_killed_verifier_workers_never_refuse_an_honest_payment_as_forged(world):
+    """The payee's re-runs killed at random moments: each receive succeeds, or says the verifier failed
+    (exit 75, verifier_unavailable) and stores nothing; never 'unauthorised_transfer'."""
+    a, b = world.wallet("a"), world.wallet("b")
+    a.withdraw([100, 50])
+    req_path, _ = b.request(150)
+    out = a.pay(req_path)
+    assert out.returncode == 0, out.stderr
+    pay_path = world.write("payment", json.loads(out.stdout)["payment"])
+    rng = random.Random(31)
+    kills, statuses = 0, []
+    for _ in range(12):
+        proc = subprocess.Popen([world.bin, "token", "receive", pay_path, "--json", "--wallet", b.path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=world.env, cwd=world.dir)
+        time.sleep(rng.uniform(0.0, 0.05))
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid in descendants(proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    kills += 1
+                except ProcessLookupError:
+                    pass
+            time.sleep(rng.uniform(0.001, 0.02))
+        stdout, stderr = proc.communicate(timeout=120)
+        statuses.append(proc.returncode)
+        assert proc.returncode in (0, 75), stderr
+        if proc.returncode == 75:
+            assert json.loads(stderr)["error"]["kind"] == "verifier_unavailable", stderr
+        assert "unauthorised_transfer" not in stderr
+    assert kills > 0
+    got = b.receive(pay_path)
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["amount"] == 150
+    assert sorted(b.states().values()) == ["HELD", "HELD"]

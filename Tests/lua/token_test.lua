@@ -238,6 +238,42 @@ t.test("run_many: each token on its own, one commit for those that completed", f
   t.raises(function() w:run_many("abcd") end, "list of token ids")
 end)
 
+t.test("run and run_many: an error of any length comes back cut, and the batch goes on", function()
+  local w <close> = token.wallet.create(wallet_path())
+  local function issue(program)
+    local text = token.issue { program = program, value = 1, unit = "X", to = w:holder().public_key, issuer_key = issuer }
+    w:import(text)
+    return token.parse(text)[1].id
+  end
+  -- The holder's arguments decide the error's length: 70 KB, 200 KB and 16 MB.
+  local loud = [[local t = ... error(string.rep("e", t.args.n), 0)]]
+  for _, n in ipairs { 70000, 200000, 16 * 1024 * 1024 } do
+    local kind, err = kind_of(function() w:run(issue(loud), { n = n }) end)
+    t.ok(#err.message < 10000, #err.message)
+    -- 16 MB and its traceback may reach the wallet's 64 MiB cap first.
+    if kind ~= "memory_limit" or n < 1000000 then
+      t.eq(kind, "program", err.message)
+      t.ok(err.message:find(" bytes, cut to the first", 1, true), err.message:sub(-200))
+    end
+  end
+  local ids = { issue(loud), issue(loud), issue("local t = ... t.emit(1)"), issue(loud) }
+  local results = w:run_many({ { id = ids[1], args = { n = 200000 } }, { id = ids[2], args = { n = 16 * 1024 * 1024 } }, ids[3],
+                                { id = ids[4], args = { n = 70000 } } })
+  t.eq(#results, 4)
+  for i, r in ipairs(results) do
+    if i == 3 then
+      t.eq(r.ok, true, r.error and r.error.message)
+      t.eq(w:inspect(r.token_id).state, "spent")
+    else
+      t.eq(r.ok, false)
+      if r.error.kind ~= "memory_limit" or i ~= 2 then
+        t.eq(r.error.kind, "program")
+        t.ok(r.error.message:find("bytes, cut to the first", 1, true), r.error.message:sub(-200))
+      end
+    end
+  end
+end)
+
 t.test("opening a wallet that is not there fails and leaves no file behind", function()
   local path = wallet_path()
   local kind, err = kind_of(function() token.wallet.open(path) end)
