@@ -15,6 +15,7 @@ public enum TokenWorker {
     /// process exit status.
     public static func serve(player: TokenPlayer, serving: Bool = false) -> Int32 {
         lockDown()
+        guard khp_enter_run_sandbox() == 0 else { return answer(sandboxFailure()) }
         repeat {
             let runs: [RunRequest]
             do {
@@ -53,6 +54,8 @@ public enum TokenWorker {
     /// an exec nor a fork. Returns the exit status.
     public static func serveForking(player: TokenPlayer) -> Int32 {
         lockDown()
+        // The server forks, so it cannot take the run filter itself (its children do, after the fork).
+        _ = khp_no_new_privileges()
         // A child of a multi-threaded process may find a lock held by a thread that no longer exists.
         guard khp_thread_count() == 1 else {
             _ = answer(.failed(kind: "setup", message: "the worker's fork server has \(khp_thread_count()) threads; it forks only when single-threaded"))
@@ -90,14 +93,19 @@ public enum TokenWorker {
             close(child.requests)
             // The next run's child is forked and gets ready while this one runs (on another core).
             next = Child.fork(template: template, player: player)
-            let reply = sent ? (try? WorkerFraming.read(from: child.answers, limit: TokenLimits.maxEffectsBytes + (64 << 10))) ?? nil : nil
+            let reply: Result<[UInt8]?, Error> = sent ? Result { try WorkerFraming.read(from: child.answers, limit: RunOutcome.maxEncodedBytes) } : .success(nil)
             close(child.answers)
             let status: Int32
-            if let reply {
-                status = relay(reply)
+            switch reply {
+            case .success(let bytes?):
+                status = relay(bytes)
                 exiting.append(child.pid)
-            } else {
+            case .success(nil):
                 status = answer(.failed(kind: "crashed", message: "the run's process ended without an answer (\(ProcessExit.wait(child.pid).text))"))
+            case .failure(let error):
+                // A child whose answer broke off or is over the limit may still be writing: it is stopped, never waited for.
+                kill(child.pid, SIGKILL)
+                status = answer(.failed(kind: "crashed", message: "the run's process gave no usable answer: \(error) (\(ProcessExit.wait(child.pid).text))"))
             }
             exiting.removeAll { pid in
                 var code: Int32 = 0
@@ -143,16 +151,21 @@ public enum TokenWorker {
         }
     }
 
-    /// In a forked child: get ready, then take one request, limit, run and answer on `fd`.
-    private static func runOne(player: TokenPlayer, requestFrom input: Int32, answerTo fd: Int32) -> Int32 {
-        // The wallet's pipes are the template's: this child reads only its own request and answers only the template.
-        close(0)
-        close(1)
+    /// In a forked child: get ready, then take one request, limit, run and answer it.
+    private static func runOne(player: TokenPlayer, requestFrom input: Int32, answerTo output: Int32) -> Int32 {
+        // The wallet's pipes are the template's, and so are the pipes of the child running now (open in the
+        // template at this fork): this child keeps only its own request and answer pipes, as 0 and 1.
+        guard khp_keep_only_descriptors(input, output) == 0 else { return 3 }
+        let fd: Int32 = 1
         let size = addressSpaceInUse()
         player.prepareChild()
+        guard khp_enter_run_sandbox() == 0 else {
+            do { try WorkerFraming.write(sandboxFailure().encoded, to: fd) } catch { return 3 }
+            return 0
+        }
         let outcome: RunOutcome
         do {
-            guard let bytes = try WorkerFraming.read(from: input, limit: RunRequest.maxEncodedBytes) else { return 0 }
+            guard let bytes = try WorkerFraming.read(from: 0, limit: RunRequest.maxEncodedBytes) else { return 0 }
             let request = try RunRequest(encoded: bytes)
             limitSelf(request.limits, addressSpaceInUse: size, cpuUsed: 0)
             outcome = player.run(request)
@@ -169,6 +182,11 @@ public enum TokenWorker {
         _ = khp_die_with_parent()
         set(RLIMIT_CORE, 0)
         set(RLIMIT_FSIZE, 0)
+    }
+
+    /// A worker that cannot put the kernel's limits on itself runs nothing (a verifier's own failure, not the program's).
+    private static func sandboxFailure() -> RunOutcome {
+        .failed(kind: "setup", message: "the worker cannot enter its sandbox (no_new_privs, seccomp): \(String(cString: strerror(errno)))")
     }
 
     /// Writes an encoded outcome to the wallet; the exit status if that fails.

@@ -167,6 +167,77 @@ import KeyhostWorkerProcess
         #expect(Self.statusField("SigBlk", of: String(worker)) == "0000000000000000")
     }
 
+    /// The runners of every kind: a fresh exec'd worker per run, a warm worker, a fork server's children.
+    static func everyKindOfRunner() -> [(String, WorkerRunner)] {
+        [("fresh", WorkerRunner(executable: Keyhost.binary.path)), ("warm", WorkerRunner(executable: Keyhost.binary.path, runsPerWorker: 8)),
+         ("forked", WorkerRunner(forkingFrom: Keyhost.binary.path))]
+    }
+
+    /// An error of any length comes back cut, from every kind of worker, and the worker that made it never
+    /// blocks on a pipe nobody reads (over about 128 KiB it used to, and the runner waited for it forever).
+    @Test func longErrorsComeBackCutAndTheRunnerGoesOn() throws {
+        let limits = RunLimits(instructions: 1 << 40, memoryBytes: 256 << 20, timeMillis: 30_000)
+        for (kind, runner) in Self.everyKindOfRunner() {
+            defer { runner.stop() }
+            for bytes in [70_000, 200_000, 16 << 20] {
+                let outcome = runner.run(try Self.request("error(string.rep('e', \(bytes)), 0)", limits: limits))
+                guard case .failed("program", let message) = outcome else { Issue.record("\(kind) \(bytes): got \(outcome)"); continue }
+                #expect(message.utf8.count <= RunOutcome.maxMessageBytes, "\(kind) \(bytes)")
+                // The text is the error and its traceback, cut.
+                #expect(message.hasPrefix("eeee") && message.contains(" bytes, cut to the first \(RunOutcome.maxMessageBytes))"), "\(kind) \(bytes)")
+            }
+            // Records up to the output limit still come back whole.
+            let records = runner.run(try Self.request("local t = ... for i = 1, 1000 do t.emit(string.rep('r', 60)) end", limits: limits))
+            guard case .completed(let effects, _) = records else { Issue.record("\(kind): got \(records)"); continue }
+            #expect(effects.count == 1000 && effects.allSatisfy { $0 == .text(String(repeating: "r", count: 60)) }, "\(kind)")
+            #expect(runner.run(try Self.request("local t = ... t.emit(t.args.n)")) == .completed(effects: [.unsigned(3)]), "\(kind)")
+        }
+    }
+
+    /// A cut message keeps whole characters.
+    @Test func aCutMessageIsValidUTF8() throws {
+        let runner = WorkerRunner(executable: Keyhost.binary.path)
+        let outcome = runner.run(try Self.request("error(string.rep('é', 10000), 0)"))
+        guard case .failed("program", let message) = outcome else { Issue.record("got \(outcome)"); return }
+        #expect(message.hasPrefix("éé") && !message.contains("\u{FFFD}") && message.utf8.count <= RunOutcome.maxMessageBytes)
+    }
+
+    /// Under the Lua sandbox, the kernel's: every process that runs a program has no_new_privs and a seccomp
+    /// filter, and holds descriptors 0-2 only, so no child of a fork server holds another run's pipes.
+    @Test func workersRunUnderNoNewPrivsAndSeccompWithTheirOwnPipesOnly() throws {
+        for (kind, runner) in Self.everyKindOfRunner() where kind != "fresh" {
+            defer { runner.stop() }
+            #expect(runner.run(try Self.request("local t = ... t.emit(1)")) == .completed(effects: [.unsigned(1)]))
+            let worker = try #require(runner.processID)
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var outcome: RunOutcome?
+            let thread = Thread {
+                outcome = try? runner.run(Self.request("while true do end", limits: RunLimits(instructions: 1 << 40, memoryBytes: 1 << 20, timeMillis: 60_000)))
+                done.signal()
+            }
+            thread.start()
+            // The processes running programs: the warm worker itself, or the server's children (the one
+            // running and the spare forked for the next run, once both exist).
+            var running: [pid_t] = []
+            for _ in 0..<30_000 {
+                running = kind == "forked" ? Self.children(of: worker) : [worker]
+                if running.count == (kind == "forked" ? 2 : 1), running.contains(where: { Self.statusField("State", of: String($0)).hasPrefix("R") }) { break }
+                usleep(2000)
+            }
+            #expect(running.count == (kind == "forked" ? 2 : 1), "\(kind): \(running)")
+            for pid in running {
+                #expect(Self.statusField("NoNewPrivs", of: String(pid)) == "1", "\(kind) \(pid)")
+                #expect(Self.statusField("Seccomp", of: String(pid)) == "2", "\(kind) \(pid)")
+                let fds = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap(Int.init).sorted()
+                #expect(fds == [0, 1, 2], "\(kind) \(pid): \(fds)")
+            }
+            if kind == "forked" { #expect(Self.statusField("NoNewPrivs", of: String(worker)) == "1") }
+            for pid in running { kill(pid, SIGKILL) }
+            done.wait()
+            guard case .failed("crashed", _)? = outcome else { Issue.record("\(kind): got \(String(describing: outcome))"); continue }
+        }
+    }
+
     /// A field of /proc/WHO/status ("" when it cannot be read).
     static func statusField(_ name: String, of who: String) -> String {
         let lines = procFile("/proc/\(who)/status").split(separator: "\n")

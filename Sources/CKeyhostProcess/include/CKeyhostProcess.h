@@ -21,6 +21,18 @@ pid_t khp_fork(void);
 // default signal handling and wipes and clears the environment. Returns 0 or -1 (errno).
 int khp_become_worker_child(int input, int output, pid_t parent);
 
+// PR_SET_NO_NEW_PRIVS: nothing this process or its children exec can gain privileges. Returns 0 or -1.
+int khp_no_new_privileges(void);
+
+// What a process that runs token programs does before its first run: no new privileges, no new
+// processes (RLIMIT_NPROC 0) and a seccomp filter that allows only what a run needs (the list is in
+// WorkerSandbox.c; anything else fails with EPERM). Irreversible. Returns 0 or -1 (errno).
+int khp_enter_run_sandbox(void);
+
+// In a forked child: `input` and `output` become descriptors 0 and 1, and every descriptor from 3 up
+// is closed (those of other children the parent had open at the fork included). Returns 0 or -1.
+int khp_keep_only_descriptors(int input, int output);
+
 // The number of threads in this process (from /proc/self/status), or -1 when it cannot be read.
 int khp_thread_count(void);
 // 1 when the calling thread is the process's main thread (its thread id is the process id).
