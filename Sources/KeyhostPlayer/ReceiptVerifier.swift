@@ -1,8 +1,10 @@
+import KeyhostCrypto
 import KeyhostTokens
 
 /// Checks a receipt without trusting the wallet that made it: the issuer's signature on the
 /// token, the holder's on the receipt, then a fresh run of the program with the receipt's
-/// arguments and `now`, whose effects must be the receipt's byte for byte.
+/// arguments and `now`, whose effects must be the receipt's byte for byte and which must hand the
+/// token on exactly when the receipt names a `transfer_to`.
 public struct ReceiptVerifier {
     public var runner: (RunRequest) -> RunOutcome
     public var limits: RunLimits
@@ -51,12 +53,29 @@ public struct ReceiptVerifier {
         )
         switch runner(request) {
         case .completed(let effects, let transferred):
-            let match = CBOREncoder.encode(.array(effects)) == receipt.encodedEffects && transferred == (receipt.transferTo != nil)
+            let match = CBOREncoder.encode(.array(effects)) == receipt.encodedEffects
             report.effectsMatch = match
             if !match { report.problems.append("re-running the program gave other effects than the receipt records") }
+            // The transfer claim is checked on its own: a run whose records match but which never
+            // called t.transfer must be named as a false claim, not as other effects.
+            if let problem = Self.transferProblem(claimed: receipt.transferTo, transferred: transferred) {
+                report.problems.append(problem)
+            }
         case .failed(let kind, let message):
             report.problems.append("re-running the program failed (\(kind)): \(message.split(separator: "\n").first ?? "")")
         }
         return report
+    }
+
+    /// The problem with the receipt's transfer claim, nil when the re-run did what it says.
+    static func transferProblem(claimed: PublicKey?, transferred: Bool) -> String? {
+        switch (claimed, transferred) {
+        case (let key?, false):
+            return "the receipt says the run handed the token to \(key), but re-running the program did not hand it on (it never called t.transfer): the transfer claim is false"
+        case (nil, true):
+            return "re-running the program handed the token on, but the receipt names no transfer_to"
+        default:
+            return nil
+        }
     }
 }
