@@ -156,6 +156,7 @@ import Testing
                      string.format("%s %s", co, t.emit), tostring(err), fmt, loadmsg, runmsg, coroutine.status(co),
                      tostring(select(2, coroutine.resume(co))), tostring(setmetatable({}, { __name = "thing" })) }
             """),
+        ("load of texts longer than 40 bytes, each naming its chunk", StringCacheDeterminismTests.loadOfLongTexts),
         ("the collector's and the system's figures are not there", """
             local t = ...
             t.emit { collectgarbage("count"), collectgarbage("step"), collectgarbage(), type(math.random), type(math.randomseed),
