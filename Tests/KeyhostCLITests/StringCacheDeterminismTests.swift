@@ -16,18 +16,22 @@ import Testing
     static let loadOfLongTexts = """
         local t = ...
         \(DeterminismTests.holesShape)
-        local texts = {}
-        for i = 1, 48 do texts[i] = "return " .. i .. " -- a chunk longer than forty bytes, named by itself" end
         local lengths, sum = {}, 0
-        for round = 1, 40 do
-          for i = 1, 48 do
-            sum = sum + load(texts[(i * round) % 48 + 1])()
-            -- each asks Lua for a metamethod by a C literal name, which goes through the cache
-            local m = setmetatable({}, {})
-            for _ in pairs(m) do end
-            sum = sum + #tostring(m) + #select(2, pcall(string.rep, m)) + (getmetatable(m) and 1 or 0)
+        -- Each phase's texts lie elsewhere in the heap: another chance for a cache slot shared by
+        -- two texts to be shared with one of Lua's literal names too, which makes both miss.
+        for phase = 1, 6 do
+          local texts = {}
+          for i = 1, 40 do texts[i] = "return " .. i .. " -- phase " .. phase .. ": a chunk longer than forty bytes, named by itself" end
+          for round = 1, 12 do
+            for i = 1, 40 do
+              sum = sum + load(texts[(i * round) % 40 + 1])()
+              -- each asks Lua for a metamethod by a C literal name, which goes through the cache
+              local m = setmetatable({}, {})
+              for _ in pairs(m) do end
+              sum = sum + #tostring(m) + #select(2, pcall(string.rep, m)) + (getmetatable(m) and 1 or 0)
+            end
+            lengths[#lengths + 1] = holes(phase * 100 + round, {}, function() return {} end)
           end
-          lengths[#lengths + 1] = holes(round, {}, function() return {} end)
         end
         t.emit(table.concat(lengths, ",") .. ";" .. sum)
         """
