@@ -129,7 +129,7 @@ kh_host *kh_gethost(lua_State *L) {
 
 // Pushes registry[tname] (raw); returns its type.
 static int kh_rawregistry(lua_State *L, const char *tname) {
-    lua_pushstring(L, tname);
+    kh_pushtext(L, tname);
     return lua_rawget(L, LUA_REGISTRYINDEX);
 }
 
@@ -142,7 +142,7 @@ static int kh_metatable(lua_State *L, const char *tname, lua_CFunction gc) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 6);
     lua_pushliteral(L, "__name");
-    lua_pushstring(L, tname);
+    kh_pushtext(L, tname);
     lua_rawset(L, -3);
     lua_pushliteral(L, "__metatable");
     lua_pushboolean(L, 0);
@@ -155,7 +155,7 @@ static int kh_metatable(lua_State *L, const char *tname, lua_CFunction gc) {
         lua_pushcclosure(L, gc, 1);
         lua_rawset(L, -3);
     }
-    lua_pushstring(L, tname);
+    kh_pushtext(L, tname);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
     return 1;
@@ -370,7 +370,8 @@ int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, con
     // lua_load catches its own errors (memory included), so the cap can be
     // enforced while the source is parsed: compiling is charged like running.
     h->enforce = 1;
-    int status = luaL_loadbufferx(L, buffer, size, name, mode);
+    char cut[41];
+    int status = luaL_loadbufferx(L, buffer, size, kh_short_chunkname(L, name, cut), mode);
     h->enforce = saved;
     return status;
 }

@@ -213,7 +213,7 @@ static int plain_tostring(lua_State *L) {
     case LUA_TFUNCTION:
     case LUA_TTHREAD:
     case LUA_TLIGHTUSERDATA:
-        lua_pushstring(L, luaL_typename(L, 1));
+        kh_pushtext(L, luaL_typename(L, 1));
         return 1;
     default:
         luaL_tolstring(L, 1, NULL);
@@ -428,11 +428,11 @@ static int closed_codes(lua_State *L) {
 }
 
 static void wrap_results(lua_State *L, int library, const char *name, int map) {
-    lua_pushstring(L, name);
+    kh_pushtext(L, name);
     lua_rawget(L, library);
     lua_pushvalue(L, map);
     lua_pushcclosure(L, closure_results, 2);
-    lua_pushstring(L, name);
+    kh_pushtext(L, name);
     lua_insert(L, -2);
     lua_rawset(L, library);
 }

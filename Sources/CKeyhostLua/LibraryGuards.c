@@ -92,11 +92,11 @@ static int guarded_codes(lua_State *L) {
 
 static void replace(lua_State *L, const char *name, lua_CFunction f, int extra) {
     // stack: library [extra upvalues...]
-    lua_pushstring(L, name);
+    kh_pushtext(L, name);
     lua_rawget(L, -2 - extra);
     if (extra) lua_insert(L, -1 - extra);
     lua_pushcclosure(L, f, 1 + extra);
-    lua_pushstring(L, name);
+    kh_pushtext(L, name);
     lua_insert(L, -2);
     lua_rawset(L, -3);
 }

@@ -113,8 +113,8 @@ static int charge_from_lua(lua_State *L) {
 }
 
 static void wrap(lua_State *L, const char *name, lua_CFunction f) {
-    lua_pushstring(L, name);
-    lua_pushstring(L, name);
+    kh_pushtext(L, name);
+    kh_pushtext(L, name);
     lua_rawget(L, -3);
     lua_pushcclosure(L, f, 1);
     lua_rawset(L, -3);

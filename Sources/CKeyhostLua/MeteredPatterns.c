@@ -549,7 +549,7 @@ void kh_install_metered_patterns(lua_State *L) {
     static const luaL_Reg functions[] = {
         {"find", kh_find}, {"match", kh_match_fn}, {"gmatch", kh_gmatch_fn}, {"gsub", kh_gsub}, {NULL, NULL}};
     for (const luaL_Reg *f = functions; f->name; f++) {
-        lua_pushstring(L, f->name);
+        kh_pushtext(L, f->name);
         lua_pushcfunction(L, f->func);
         lua_rawset(L, -3);
     }

@@ -50,6 +50,11 @@ int kh_arena_owns(const kh_arena *a, const void *p);
 void *kh_arena_take(kh_arena *a, size_t n);   // NULL when the arena is full
 void kh_arena_give(kh_arena *a, void *p, size_t n);
 
+/// `name` when a chunk may keep it, else its first 40 bytes copied to `out`: in a deterministic
+/// state a chunk name longer than Lua's short strings would make lua_load's allocations depend on
+/// the name's address (StringCache.c).
+const char *kh_short_chunkname(lua_State *L, const char *name, char out[41]);
+
 /// Replaces string.find/match/gmatch/gsub in the string table on top of the
 /// stack with metered versions.
 void kh_install_metered_patterns(lua_State *L);

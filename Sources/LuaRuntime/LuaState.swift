@@ -386,7 +386,7 @@ public final class LuaState {
 
     /// Makes `require(name)` build the module from `define` (full profile only).
     public func registerModule(_ name: String, _ define: @escaping (inout LuaModule) -> Void) {
-        lua_pushstring(L, kh_preload_table_key())
+        kh_pushtext(L, kh_preload_table_key())
         lua_rawget(L, kh_registryindex())
         guard lua_type(L, -1) == LUA_TTABLE else { kh_pop(L, 1); return }
         stack.pushText(name)

@@ -258,6 +258,26 @@ enum Prelude {
       return format(fmt, table.unpack(args, 1, n))
     end
 
+    -- A chunk's name goes through Lua's string cache, which is keyed by the name's address: a name
+    -- longer than a short string's 40 bytes is allocated again or not depending on where it lies,
+    -- which would move the collector and the arena (Sources/CKeyhostLua/StringCache.c). Lua names
+    -- a chunk by its text when no name is given. A longer name is cut to 40 bytes, shown the way
+    -- Lua shows a long one: "=" by its start, "@" (a file) by its end, a text by its first line.
+    local real_load, sub, byte = load, string.sub, string.byte
+    local function short_name(name)
+      local first = byte(name, 1)
+      if first == 61 then return sub(name, 1, 40) end
+      if first == 64 then return "@..." .. sub(name, -36) end
+      local line = sub(name, 1, (find(name, "\n", 1, true) or 0) - 1)
+      return "=[string \"" .. sub(line, 1, 25) .. "...\"]"
+    end
+    _G.load = function(chunk, chunkname, ...)
+      local name = chunkname
+      if name == nil and type(chunk) == "string" then name = chunk end
+      if type(name) == "string" and #name > 40 then chunkname = short_name(name) end
+      return real_load(chunk, chunkname, ...)
+    end
+
     _G.next, _G.pairs, _G.print = ordered_next, ordered_pairs, nil
     string.format = plain_format
     math.random, math.randomseed = nil, nil

@@ -93,7 +93,13 @@ void *kh_detach_object(lua_State *L, int idx, const char *tname);
 /// Lua's internals are not the 5.4.4 layout it knows. Raises nothing.
 int kh_make_deterministic(lua_State *L);
 
-/// luaL_loadbufferx with the state's memory cap enforced while compiling.
+/// Pushes the C string `s` by its length. Use it, never lua_pushstring, for any text that is not a
+/// short C literal: lua_pushstring looks texts up in a cache keyed by their address, and a long
+/// text's allocations then depend on where it lies (StringCache.c).
+void kh_pushtext(lua_State *L, const char *s);
+
+/// luaL_loadbufferx with the state's memory cap enforced while compiling. In a deterministic
+/// state a name longer than 40 bytes is cut to its first 40 (StringCache.c).
 int kh_load(lua_State *L, const char *buffer, size_t size, const char *name, const char *mode);
 
 // The Lua function on top of the stack as a binary chunk (lua_dump, debug info kept), in a buffer
