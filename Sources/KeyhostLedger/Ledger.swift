@@ -14,12 +14,13 @@ import KeyhostTokens
 /// - it is a deposit: the last link, and only the last, goes to the issuer's deposit key;
 /// - the token was valid at the deposit link's time: `not_before <= time < expires`. The link's
 ///   time is the depositor's own (deposits arrive late, offline), so the ledger also refuses a
-///   link timed more than `maxClockSkew` seconds after its own clock.
+///   link timed more than `maxClockSkew` seconds after its own clock and, when the issuer set
+///   `max_deposit_age` in the token's limits, one older than that (`LinkTime`).
 /// One bad chain refuses the whole batch, naming its position; nothing of the batch is recorded.
 public final class Ledger<Chain: LedgerChain>: Sendable {
     public let issuers: [XOnlyPublicKey]
     public let store: any LedgerStore
-    /// How far in the ledger's future a deposit link's time may be.
+    /// How far in the ledger's future a deposit link's time may be (`LinkTime.maxClockSkew`, as the payee's).
     public let maxClockSkew: Int64
     /// The most chains one deposit may carry.
     public static var maxBatch: Int { 1000 }
@@ -30,14 +31,14 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
     /// `programs` runs token programs to check that each link was made by one; the ledger is the
     /// issuer's, so bytecode programs its issuers signed are run too.
     public convenience init(store: any LedgerStore, issuers: [XOnlyPublicKey], programs: @escaping @Sendable (RunRequest) -> RunOutcome,
-                            maxClockSkew: Int64 = 300, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
+                            maxClockSkew: Int64 = LinkTime.maxClockSkew, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
         try self.init(store: store, issuers: issuers, linkPrograms: { $0.runEach(programs) }, maxClockSkew: maxClockSkew, clock: clock)
     }
 
     /// The same with a runner that takes a chain's links at once (`WorkerPool.runLinks`: one
     /// exchange with a worker per chain).
     public init(store: any LedgerStore, issuers: [XOnlyPublicKey], linkPrograms: @escaping @Sendable (LinkRunsRequest) -> [RunOutcome],
-                maxClockSkew: Int64 = 300, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
+                maxClockSkew: Int64 = LinkTime.maxClockSkew, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) throws {
         guard !issuers.isEmpty else {
             throw LedgerError(kind: "location", message: "a ledger needs at least one issuer key to serve (--issuer HEX)")
         }
@@ -112,6 +113,11 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
         }
         guard time <= now + maxClockSkew else {
             throw LedgerError(kind: "future_time", message: "token \(id): the deposit link's time \(time) is more than \(maxClockSkew) s after the ledger's clock (\(now)); check the depositing wallet's clock")
+        }
+        if let maxAge = token.policy.maxDepositAge, case let oldest = now.subtractingReportingOverflow(Int64(clamping: maxAge)),
+           !oldest.overflow, time < oldest.partialValue {
+            let age = now.subtractingReportingOverflow(time)
+            throw LedgerError(kind: "stale_deposit", message: "token \(id): the deposit link's time \(time) is \(age.overflow ? "far" : "\(age.partialValue) s") before the ledger's clock (\(now)), more than the \(maxAge) s after which the issuer takes no deposit of it (the token's max_deposit_age); a deposit chain must reach the ledger within that time of being made, ask the issuer")
         }
         do {
             try chain.verifyTransferRuns(runner: programs)

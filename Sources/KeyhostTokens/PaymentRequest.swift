@@ -1,7 +1,7 @@
 import KeyhostCrypto
 
 /// What a payee asks for: an amount in one unit, from issuers it accepts, to one-time exchange
-/// keys it issued, until a time; signed by the payee's wallet key (docs/payments.md).
+/// keys it issued, from when it asked until a time; signed by the payee's wallet key (docs/payments.md).
 public struct PaymentRequest: Equatable, Sendable {
     public static let tag = "keyhost/request/v1"
     public static let armorPrefix = "khreq1:"
@@ -13,17 +13,21 @@ public struct PaymentRequest: Equatable, Sendable {
     public let issuers: [XOnlyPublicKey]
     public let keys: [PublicKey]
     public let expires: Int64
+    /// When the payee made the request (its clock): a payment's links are not dated before it.
+    /// Nil only in requests made before keyhost wrote it; their payee uses the time it stored them at.
+    public let created: Int64?
     public let payee: PublicKey
     public let memo: String?
     public let signature: [UInt8]
 
-    public init(amount: UInt64, unit: String, issuers: [XOnlyPublicKey], keys: [PublicKey], expires: Int64, payee: PublicKey,
-                memo: String? = nil, signature: [UInt8] = []) {
+    public init(amount: UInt64, unit: String, issuers: [XOnlyPublicKey], keys: [PublicKey], expires: Int64, created: Int64? = nil,
+                payee: PublicKey, memo: String? = nil, signature: [UInt8] = []) {
         self.amount = amount
         self.unit = unit
         self.issuers = issuers
         self.keys = keys
         self.expires = expires
+        self.created = created
         self.payee = payee
         self.memo = memo
         self.signature = signature
@@ -39,6 +43,7 @@ public struct PaymentRequest: Equatable, Sendable {
             CBORPair(.text("expires"), .int(expires)),
             CBORPair(.text("payee"), .bytes(payee.compressed)),
         ]
+        if let created { pairs.append(CBORPair(.text("created"), .int(created))) }
         if let memo { pairs.append(CBORPair(.text("memo"), .text(memo))) }
         return .map(pairs)
     }
@@ -50,7 +55,8 @@ public struct PaymentRequest: Equatable, Sendable {
     /// The same request signed by the payee.
     public func signed(_ sign: ([UInt8]) throws -> [UInt8]) throws -> PaymentRequest {
         let sig = try sign(digest)
-        let result = PaymentRequest(amount: amount, unit: unit, issuers: issuers, keys: keys, expires: expires, payee: payee, memo: memo, signature: sig)
+        let result = PaymentRequest(amount: amount, unit: unit, issuers: issuers, keys: keys, expires: expires, created: created, payee: payee,
+                                    memo: memo, signature: sig)
         guard result.signatureIsValid else { throw TokenError("request", "the request signature does not verify with the payee key") }
         return result
     }
@@ -66,6 +72,9 @@ public struct PaymentRequest: Equatable, Sendable {
             throw TokenError.field("request.keys", "must be 1 to \(Self.maxKeys) distinct exchange keys")
         }
         if let memo, memo.utf8.count > 256 { throw TokenError.field("request.memo", "is longer than 256 bytes") }
+        if let created, created >= expires {
+            throw TokenError.field("request.created", "must be before the request's expiry (\(created) >= \(expires))")
+        }
         guard signatureIsValid else { throw TokenError("signature", "the request is not signed by its payee (altered, or forged)") }
     }
 
@@ -79,7 +88,7 @@ public struct PaymentRequest: Equatable, Sendable {
         let value = try ProtocolSignature.decode(bytes, limit: 64 << 10, what: "a request")
         let (body, sig) = try ProtocolSignature.envelope(value, body: "request", what: "a request")
         guard case .map(let pairs) = body else { throw TokenError("encoding", "a request body must be a map") }
-        let known: Set<String> = ["v", "amount", "unit", "issuers", "keys", "expires", "payee", "memo"]
+        let known: Set<String> = ["v", "amount", "unit", "issuers", "keys", "expires", "created", "payee", "memo"]
         for pair in pairs {
             guard case .text(let name) = pair.key, known.contains(name) else { throw TokenError("encoding", "unknown request field") }
         }
@@ -103,6 +112,11 @@ public struct PaymentRequest: Equatable, Sendable {
             return k
         }
         guard let expires = body["expires"]?.int64 else { throw TokenError.field("request.expires", "must be an integer") }
+        var created: Int64?
+        if let c = body["created"] {
+            guard let time = c.int64 else { throw TokenError.field("request.created", "must be an integer") }
+            created = time
+        }
         guard case .bytes(let payeeBytes)? = body["payee"], payeeBytes.count == 33, let payee = try? PublicKey(bytes: payeeBytes) else {
             throw TokenError.field("request.payee", "must be a 33-byte compressed key")
         }
@@ -111,7 +125,8 @@ public struct PaymentRequest: Equatable, Sendable {
             guard case .text(let text) = m else { throw TokenError.field("request.memo", "must be text") }
             memo = text
         }
-        self.init(amount: amount, unit: unit, issuers: issuers, keys: keys, expires: expires, payee: payee, memo: memo, signature: sig)
+        self.init(amount: amount, unit: unit, issuers: issuers, keys: keys, expires: expires, created: created, payee: payee, memo: memo,
+                  signature: sig)
     }
 
     public init(armored text: [UInt8], source: String = "input") throws {

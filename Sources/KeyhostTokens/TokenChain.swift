@@ -47,7 +47,8 @@ public struct TokenChain: Equatable, Sendable {
         return !transfers.dropLast().contains { $0.to == deposit }
     }
 
-    /// Checks the issuer's signature and every link (token, index, predecessor, signer).
+    /// Checks the issuer's signature and every link (token, index, predecessor, signer, and a time
+    /// not before its predecessor's).
     public func verify() throws {
         try token.verify()
         try verifyLinks()
@@ -69,6 +70,7 @@ public struct TokenChain: Equatable, Sendable {
             guard link.isSigned(by: holder(at: i)) else {
                 throw TokenError("chain", "\(name) is not signed by the holder at that point, \(holder(at: i))")
             }
+            if let error = LinkTime.outOfOrder(transfers, at: i, name: name) { throw error }
         }
     }
 

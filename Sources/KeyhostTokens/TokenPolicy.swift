@@ -1,5 +1,6 @@
 /// The limits an issuer sets for running its token's program; the wallet caps each by its own
-/// maximum, so an issuer can ask for less than the wallet allows but never for more.
+/// maximum, so an issuer can ask for less than the wallet allows but never for more. Also, for
+/// its ledger, how old a deposit link may be when it arrives (`maxDepositAge`).
 public struct TokenPolicy: Equatable, Sendable {
     /// Lua VM instructions.
     public var instructions: UInt64?
@@ -7,27 +8,34 @@ public struct TokenPolicy: Equatable, Sendable {
     public var memoryBytes: UInt64?
     /// Wall-clock milliseconds.
     public var timeMillis: UInt64?
+    /// Seconds after its time a deposit link is still taken by the issuer's ledger (none: any age).
+    public var maxDepositAge: UInt64?
 
-    public init(instructions: UInt64? = nil, memoryBytes: UInt64? = nil, timeMillis: UInt64? = nil) {
+    public init(instructions: UInt64? = nil, memoryBytes: UInt64? = nil, timeMillis: UInt64? = nil, maxDepositAge: UInt64? = nil) {
         self.instructions = instructions
         self.memoryBytes = memoryBytes
         self.timeMillis = timeMillis
+        self.maxDepositAge = maxDepositAge
     }
 
-    public var isEmpty: Bool { instructions == nil && memoryBytes == nil && timeMillis == nil }
+    public var isEmpty: Bool { instructions == nil && memoryBytes == nil && timeMillis == nil && maxDepositAge == nil }
 
-    /// `{"instructions": n, "memory": bytes, "time_ms": ms}`, absent entries left out.
+    /// The most `maxDepositAge` may be: about 100 years, so that a time minus it never overflows.
+    public static let maxDepositAgeLimit: UInt64 = 1 << 32
+
+    /// `{"instructions": n, "memory": bytes, "time_ms": ms, "max_deposit_age": s}`, absent entries left out.
     var cbor: CBORValue {
         var pairs: [CBORPair] = []
         if let instructions { pairs.append(CBORPair(.text("instructions"), .unsigned(instructions))) }
         if let memoryBytes { pairs.append(CBORPair(.text("memory"), .unsigned(memoryBytes))) }
         if let timeMillis { pairs.append(CBORPair(.text("time_ms"), .unsigned(timeMillis))) }
+        if let maxDepositAge { pairs.append(CBORPair(.text("max_deposit_age"), .unsigned(maxDepositAge))) }
         return .map(pairs)
     }
 
     init(cbor value: CBORValue) throws {
         guard case .map(let pairs) = value, !pairs.isEmpty else {
-            throw TokenError.field("limits", "must be a non-empty map of instructions, memory and time_ms")
+            throw TokenError.field("limits", "must be a non-empty map of instructions, memory, time_ms and max_deposit_age")
         }
         func entry(_ name: String) throws -> UInt64? {
             guard let v = value[name] else { return nil }
@@ -35,10 +43,14 @@ public struct TokenPolicy: Equatable, Sendable {
             return n
         }
         for pair in pairs {
-            guard case .text(let name) = pair.key, ["instructions", "memory", "time_ms"].contains(name) else {
-                throw TokenError.field("limits", "unknown entry (known: instructions, memory, time_ms)")
+            guard case .text(let name) = pair.key, ["instructions", "memory", "time_ms", "max_deposit_age"].contains(name) else {
+                throw TokenError.field("limits", "unknown entry (known: instructions, memory, time_ms, max_deposit_age)")
             }
         }
-        self.init(instructions: try entry("instructions"), memoryBytes: try entry("memory"), timeMillis: try entry("time_ms"))
+        let age = try entry("max_deposit_age")
+        if let age, age > Self.maxDepositAgeLimit {
+            throw TokenError.field("limits", "'max_deposit_age' of \(age) s is more than the limit of \(Self.maxDepositAgeLimit) s")
+        }
+        self.init(instructions: try entry("instructions"), memoryBytes: try entry("memory"), timeMillis: try entry("time_ms"), maxDepositAge: age)
     }
 }

@@ -32,6 +32,8 @@ public enum TransferRuns {
         func name(_ i: Int) -> String { "transfer \(i + 1) of \(count) (to \(chain.transfers[i].to))" }
         func untimely(_ i: Int) -> TokenError? {
             let time = chain.transfers[i].time
+            // Checked here too: a proof's two links are checked by runs, not by `TokenChain.verify`.
+            if let error = LinkTime.outOfOrder(chain.transfers, at: i, name: name(i)) { return error }
             if let notBefore = token.notBefore, time < notBefore {
                 return refusal("\(name(i)) was made at \(time), before the token's not_before \(notBefore)")
             }

@@ -89,6 +89,13 @@ extension TokenStore {
         }
     }
 
+    /// When this wallet stored a request it made (its clock then), or nil for no such request.
+    public func requestCreatedAt(id: [UInt8]) throws -> Int64? {
+        try read("read request") { db in
+            try db.fetchOne("SELECT created_at FROM requests WHERE id = ?", [id]).map { try $0["created_at"] as Int64 }
+        }
+    }
+
     /// Stores received tokens HELD with their chains and marks their exchange keys used, all in
     /// one transaction. A token already here with the same chain is reported present (receiving a
     /// payment twice changes nothing); a key used by another token is refused.

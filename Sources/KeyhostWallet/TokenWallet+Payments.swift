@@ -73,7 +73,8 @@ extension TokenWallet {
         guard signer.publicKey == payee else { throw WalletError(kind: "not_ours", message: "the signing key is not this wallet's holder key") }
         guard expires > now else { throw WalletError(kind: "invalid", message: "the request would expire before it is made (expires \(UTCTime.iso8601(expires)))") }
         let exchange = try newExchangeKeys(count: keys, now: now)
-        let request = try PaymentRequest(amount: amount, unit: unit, issuers: issuers, keys: exchange, expires: expires, payee: payee, memo: memo)
+        let request = try PaymentRequest(amount: amount, unit: unit, issuers: issuers, keys: exchange, expires: expires, created: now, payee: payee,
+                                         memo: memo)
             .signed(signer.sign)
         do { try request.validate() } catch { throw WalletError(kind: "invalid", message: "the request is not valid: \(error)") }
         try store.saveRequest(request, now: now)
@@ -86,8 +87,9 @@ extension TokenWallet {
     /// Pays `request`: picks HELD tokens whose values make the amount exactly and hands each to one
     /// of the request's keys by running it (one commit per token: SPENT, effects, receipt and the
     /// link). Paying a request again picks up where an interrupted payment stopped.
-    public func pay(_ request: PaymentRequest, now: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome) throws -> Payment {
+    public func pay(_ request: PaymentRequest, now clock: Int64, signer: ReceiptSigner, runner: (RunRequest) -> RunOutcome) throws -> Payment {
         do { try request.validate() } catch { throw WalletError(kind: "invalid_request", message: "the request is not valid: \(error); nothing was spent") }
+        let now = try Self.paymentTime(clock: clock, request: request)
         guard now < request.expires else {
             throw WalletError(kind: "expired_request", message: "the request expired at \(UTCTime.iso8601(request.expires)); ask the payee for a new one; nothing was spent")
         }
@@ -126,6 +128,17 @@ extension TokenWallet {
                         transfer: (to: freeKeys[slot], requestID: request.id, amount: request.amount))
         }
         return Payment(requestID: request.id, chains: try store.outgoing(requestID: request.id))
+    }
+
+    /// The `now` of a payment's runs: this wallet's clock, but never before the request was made,
+    /// which its payee refuses as backdated; a payer's clock a little behind the payee's must not
+    /// make an honest payment look so. A request made further ahead than the clocks may differ is refused.
+    static func paymentTime(clock: Int64, request: PaymentRequest) throws -> Int64 {
+        guard let created = request.created, created > clock else { return clock }
+        guard created <= clock + LinkTime.maxClockSkew else {
+            throw WalletError(kind: "clock_skew", message: "the request was made at \(UTCTime.iso8601(created)), more than \(LinkTime.maxClockSkew) s after this wallet's clock (\(UTCTime.iso8601(clock))): this wallet's clock or the payee's is wrong; set it right and pay again; nothing was spent")
+        }
+        return created
     }
 
     /// The payment made for a request, as far as it got (to print it again).
@@ -168,6 +181,9 @@ extension TokenWallet {
                 throw WalletError(kind: "expired", message: "\(name) expired at \(UTCTime.iso8601(expires)); nothing was received")
             }
             try check(chain)
+            if let link = chain.transfers.last {
+                try Self.checkTime(of: link, name: name, now: now, asked: try request.created ?? store.requestCreatedAt(id: request.id) ?? now)
+            }
             do {
                 // check() refused bytecode from an issuer this wallet does not trust.
                 try TransferRuns.verify(chain, limits: maxLimits, bytecodeAllowed: true, runner: runner)
@@ -186,6 +202,18 @@ extension TokenWallet {
             case .alreadyPresent(let state): return (chain.token.token.id, .alreadyPresent(state))
             }
         }, amount: amount)
+    }
+
+    /// The payee's bounds on the time of the link that paid it (`LinkTime`): not after its own clock
+    /// by more than clocks differ, and not before it asked. Earlier links are not after this one
+    /// (`TokenChain.verify`).
+    static func checkTime(of link: KeyhostTokens.Transfer, name: String, now: Int64, asked: Int64) throws {
+        guard link.time <= now + LinkTime.maxClockSkew else {
+            throw WalletError(kind: "future_time", message: "\(name) was handed on at \(UTCTime.iso8601(link.time)) (its last transfer's time), more than \(LinkTime.maxClockSkew) s after this wallet's clock (\(UTCTime.iso8601(now))): no payment is made in the future; the payer's clock (or this wallet's) is wrong: ask the payer to set it right and pay again; nothing was received")
+        }
+        guard link.time >= asked else {
+            throw WalletError(kind: "before_request", message: "\(name) was handed on at \(UTCTime.iso8601(link.time)) (its last transfer's time), before this wallet made the request it answers (\(UTCTime.iso8601(asked))): no payment is made before it is asked for, so the transfer was backdated: ask the payer for a payment its wallet made with its clock set right; nothing was received")
+        }
     }
 
     // MARK: depositing

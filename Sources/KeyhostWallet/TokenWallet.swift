@@ -320,11 +320,12 @@ public final class TokenWallet {
 
     /// Everything checked before a run may start: the token and chain, the signing key, the
     /// validity window, the arguments.
-    private func plan(_ stored: StoredToken, arguments: CBORValue, now: Int64, signer: ReceiptSigner, transfer: Transfer?) throws -> Planned {
+    private func plan(_ stored: StoredToken, arguments: CBORValue, now clock: Int64, signer: ReceiptSigner, transfer: Transfer?) throws -> Planned {
         let chain = stored.chain
         let token = chain.token.token
         let name = "token \(Hex.encode(Array(token.id.prefix(6))))…"
         try check(chain)
+        let now = try transfer == nil ? clock : Self.transferTime(clock: clock, after: chain, name: name)
         let key = try self.signer(for: chain.currentHolder, holderSigner: signer)
         if let notBefore = token.notBefore, now < notBefore {
             throw WalletError(kind: "not_yet_valid", message: "\(name) is not valid before \(UTCTime.iso8601(notBefore)); it stays HELD")
@@ -340,6 +341,18 @@ public final class TokenWallet {
             bytecodeAllowed: token.program.kind == .luaBytecode, transfers: chain.transfers, transferTo: transfer?.to
         )
         return Planned(id: token.id, name: name, chain: chain, arguments: arguments, now: now, key: key, request: request, transfer: transfer)
+    }
+
+    /// The `now` of a run that hands the token on: this wallet's clock, but never before the link
+    /// that brought the token here, which every verifier refuses (`LinkTime`). That link may be
+    /// ahead of this clock by as much as the payee allowed (the payer's clock was ahead); further
+    /// ahead, this wallet's clock went back, and the run is refused with the token HELD.
+    static func transferTime(clock: Int64, after chain: TokenChain, name: String) throws -> Int64 {
+        guard let last = chain.transfers.last?.time, last > clock else { return clock }
+        guard last <= clock + LinkTime.maxClockSkew else {
+            throw WalletError(kind: "clock_skew", message: "\(name) was handed to this wallet at \(UTCTime.iso8601(last)), more than \(LinkTime.maxClockSkew) s after this wallet's clock (\(UTCTime.iso8601(clock))): a transfer made now would be dated before it and refused; set the clock right and try again; it stays HELD")
+        }
+        return last
     }
 
     /// The program, in the runner: its effects, or why it did not complete.

@@ -23,9 +23,9 @@ enum Fixtures {
     static let transferring = TokenProgram(kind: .luaSource, code: Array("local t = ... if t.transfer_to then t.transfer(t.transfer_to) end".utf8))
 
     static func token(id: [UInt8]? = nil, value: UInt64 = 100, unit: String = "EUR-cent", issuer: PrivateKey = issuer,
-                      expires: Int64? = nil) throws -> SignedToken {
+                      expires: Int64? = nil, policy: TokenPolicy = TokenPolicy()) throws -> SignedToken {
         let token = Token(id: id ?? randomID(), issuer: issuer.publicKey.xOnly, value: value, unit: unit, expires: expires,
-                          program: transferring, holder: keys[0].publicKey)
+                          program: transferring, holder: keys[0].publicKey, policy: policy)
         return try SignedToken.issue(token, issuerKey: issuer)
     }
 
@@ -40,10 +40,12 @@ enum Fixtures {
 
     /// keys[0] → keys[1] → keys[via] → deposit. Different `via` give chains of one token that part
     /// at link 1, signed both times by keys[1].
-    static func deposit(_ token: SignedToken, via: Int = 2, time: Int64 = linkTime) throws -> TokenChain {
-        var chain = try pass(TokenChain(token: token), from: 0, to: keys[1].publicKey, time: time)
-        chain = try pass(chain, from: 1, to: keys[via].publicKey, time: time)
-        return try pass(chain, from: via, to: depositKey(PrivateKey(bytes: issuerSecret(of: token))), time: time)
+    /// `times`: the three links' times, when they differ.
+    static func deposit(_ token: SignedToken, via: Int = 2, time: Int64 = linkTime, times: [Int64]? = nil) throws -> TokenChain {
+        let times = times ?? [time, time, time]
+        var chain = try pass(TokenChain(token: token), from: 0, to: keys[1].publicKey, time: times[0])
+        chain = try pass(chain, from: 1, to: keys[via].publicKey, time: times[1])
+        return try pass(chain, from: via, to: depositKey(PrivateKey(bytes: issuerSecret(of: token))), time: times[2])
     }
 
     private static func issuerSecret(of token: SignedToken) -> [UInt8] {

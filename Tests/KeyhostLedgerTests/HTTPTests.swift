@@ -70,6 +70,26 @@ import Testing
         #expect((stats["units"] as? [[String: Any]])?.first?["total"] as? String == "42")
     }
 
+    /// Each time bound of a deposit, through the service: 400 with its own kind, nothing recorded.
+    @Test func linkTimesOutOfTheirBoundsAre400WithTheirKind() async throws {
+        let server = try await Self.start()
+        defer { server.task.cancel() }
+        let now = Fixtures.now
+        let cases: [(TokenChain, String, String)] = [
+            (try Fixtures.deposit(try Fixtures.token(), times: [now - 60, now - 120, now - 100]), "invalid_chain", "before the time of the link it follows"),
+            (try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 60), "future_time", "after the ledger's clock"),
+            (try Fixtures.deposit(try Fixtures.token(policy: TokenPolicy(maxDepositAge: 3600)), time: now - 7200), "stale_deposit", "max_deposit_age"),
+        ]
+        for (chain, kind, words) in cases {
+            let (status, answer) = try await Self.call(server.base, "POST", "/v1/deposit", body: Self.body([chain.armored]))
+            let e = Self.error(answer)
+            #expect(status == 400 && e.kind == kind && e.index == 0 && e.message.contains(words), "\(kind): \(status) \(e)")
+        }
+        #expect(try await Self.tokens(server.base) == 0)
+        let young = try Fixtures.deposit(try Fixtures.token(policy: TokenPolicy(maxDepositAge: 3600)), time: now - 1800)
+        #expect(try await Self.call(server.base, "POST", "/v1/deposit", body: Self.body([young.armored])).0 == 200)
+    }
+
     @Test func badRequestsAreJSONErrorsAndRecordNothing() async throws {
         let server = try await Self.start(maxBody: 64 << 10)
         defer { server.task.cancel() }

@@ -122,6 +122,40 @@ import Testing
         #expect(try await ledger.deposit([good]).map(\.name) == ["accepted"])
     }
 
+    /// The time bounds a ledger knows (docs/payments.md, "What a run's `now` guarantees"): links in
+    /// time order, the deposit link not past its clock by more than the tolerance, and not older than
+    /// the issuer's max_deposit_age. Each refused with its kind, recording nothing.
+    @Test(arguments: backends) func linkTimesOutOfTheirBoundsAreRefused(backend: String) async throws {
+        let ledger = try await Self.ledger(backend)
+        defer { Task { await ledger.store.close() } }
+        let now = Fixtures.now
+        let good = try Fixtures.deposit(try Fixtures.token())
+        // Link 1 dated before link 0: the deposit link's time alone is fine, so only the order gives it away.
+        let backwards = try Fixtures.deposit(try Fixtures.token(), times: [now - 60, now - 120, now - 100])
+        let future = try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 60)
+        let dayOnly = TokenPolicy(maxDepositAge: 86_400)
+        let stale = try Fixtures.deposit(try Fixtures.token(policy: dayOnly), time: now - 86_400 - 3600)
+        let cases: [(TokenChain, String, [String])] = [
+            (backwards, "invalid_chain", ["transfer 2 of 3 is dated \(now - 120), before the time of the link it follows (transfer 1, dated \(now - 60))"]),
+            (future, "future_time", ["more than 300 s after the ledger's clock"]),
+            (stale, "stale_deposit", ["more than the 86400 s", "max_deposit_age"]),
+        ]
+        for (chain, kind, words) in cases {
+            await #expect {
+                _ = try await ledger.deposit([good, chain])
+            } throws: { error in
+                guard let error = error as? LedgerError else { return false }
+                return error.kind == kind && error.index == 1 && words.allSatisfy(error.message.contains)
+            }
+        }
+        #expect(try await ledger.stats().tokens == 0)
+        // Inside the bounds: in order (equal times too), within the tolerance, and younger than the maximum age.
+        let inOrder = try Fixtures.deposit(try Fixtures.token(), times: [now - 120, now - 120, now - 60])
+        let soon = try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew - 60)
+        let young = try Fixtures.deposit(try Fixtures.token(policy: dayOnly), time: now - 86_400 + 3600)
+        #expect(try await ledger.deposit([good, inOrder, soon, young]).map(\.name) == Array(repeating: "accepted", count: 4))
+    }
+
     @Test(arguments: backends) func totalsBeyondSixtyFourBits(backend: String) async throws {
         let ledger = try await Self.ledger(backend)
         defer { Task { await ledger.store.close() } }

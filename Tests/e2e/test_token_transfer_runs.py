@@ -86,7 +86,8 @@ def test_a_voucher_signed_over_by_hand_is_refused_by_every_verifier(world):
     _, req_text = b.request(1000, keys=1)
     request, rid = check_request(req_text)
     before = b.snapshot()
-    forged = {"token": voucher, "transfers": [oracle.make_link(voucher, [], key, request["keys"][0], now)]}
+    # Dated when B asked: a link dated before the request is refused as backdated before any run.
+    forged = {"token": voucher, "transfers": [oracle.make_link(voucher, [], key, request["keys"][0], request["created"])]}
     out = b.receive(world.write("payment", payment_text(rid, [forged])))
     refused(out, "does not hand the token on", "nothing was received")
     assert b.snapshot() == before
@@ -132,7 +133,7 @@ def test_forged_links_of_a_cash_token_are_refused(world):
     # A payee refuses a forged receipt too.
     _, req_text = b.request(100, keys=1)
     request, rid = check_request(req_text)
-    forged = {"token": cash, "transfers": [oracle.make_link(cash, [], key, request["keys"][0], now, receipt=os.urandom(32))]}
+    forged = {"token": cash, "transfers": [oracle.make_link(cash, [], key, request["keys"][0], request["created"], receipt=os.urandom(32))]}
     refused(b.receive(world.write("payment", payment_text(rid, [forged]))), "is not the receipt of the program's run", "nothing was received")
 
 

@@ -144,18 +144,23 @@ enum TokenModule {
         case .nil: break
         case .table(let table):
             let limits = Options(fields: table, position: 1)
-            if !table.array.isEmpty { throw LuaArgumentError(1, "option 'limits' takes named entries: instructions, memory, time_ms") }
-            for key in table.fields.keys where !["instructions", "memory", "time_ms"].contains(key.stringValue ?? "") {
-                throw LuaArgumentError(1, "option 'limits': unknown entry \(key.stringValue.map { "'\($0)'" } ?? "of type \(key.typeName)"); known: instructions, memory, time_ms")
+            if !table.array.isEmpty { throw LuaArgumentError(1, "option 'limits' takes named entries: instructions, memory, time_ms, max_deposit_age") }
+            for key in table.fields.keys where !["instructions", "memory", "time_ms", "max_deposit_age"].contains(key.stringValue ?? "") {
+                throw LuaArgumentError(1, "option 'limits': unknown entry \(key.stringValue.map { "'\($0)'" } ?? "of type \(key.typeName)"); known: instructions, memory, time_ms, max_deposit_age")
             }
             func positive(_ name: String) throws -> UInt64? {
                 guard let n = try limits.integer(name) else { return nil }
                 guard n > 0 else { throw LuaArgumentError(1, "option 'limits': '\(name)' must be a positive integer, got \(n)") }
                 return UInt64(n)
             }
-            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: try positive("memory"), timeMillis: try positive("time_ms"))
+            let age = try positive("max_deposit_age")
+            if let age, age > TokenPolicy.maxDepositAgeLimit {
+                throw LuaArgumentError(1, "option 'limits': 'max_deposit_age' is in seconds, at most \(TokenPolicy.maxDepositAgeLimit), got \(age)")
+            }
+            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: try positive("memory"), timeMillis: try positive("time_ms"),
+                                 maxDepositAge: age)
         default:
-            throw LuaArgumentError(1, "option 'limits' must be a table {instructions = n, memory = bytes, time_ms = ms}, got \(opts["limits"].typeName)")
+            throw LuaArgumentError(1, "option 'limits' must be a table {instructions = n, memory = bytes, time_ms = ms, max_deposit_age = s}, got \(opts["limits"].typeName)")
         }
         let precompile = try opts.boolean("precompile") ?? false
         return try tokenCall {

@@ -22,6 +22,7 @@ enum PaymentTables {
             "armored": .text(request.armored),
         ])
         if let memo = request.memo { table["memo"] = .text(memo) }
+        if let created = request.created { table["created"] = .integer(created) }
         return table
     }
 

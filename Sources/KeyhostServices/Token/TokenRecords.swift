@@ -13,7 +13,8 @@ extension Record {
         if !t.policy.isEmpty {
             limits = ["instructions": t.policy.instructions.map(Record.unsigned) ?? .null,
                       "memory": t.policy.memoryBytes.map(Record.unsigned) ?? .null,
-                      "time_ms": t.policy.timeMillis.map(Record.unsigned) ?? .null]
+                      "time_ms": t.policy.timeMillis.map(Record.unsigned) ?? .null,
+                      "max_deposit_age": t.policy.maxDepositAge.map(Record.unsigned) ?? .null]
         }
         self = [
             "id": .bytes(t.id), "issuer": .bytes(t.issuer.bytes), "holder": .bytes(t.holder.compressed),

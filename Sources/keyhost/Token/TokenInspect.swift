@@ -80,6 +80,7 @@ struct TokenInspect: ParsableCommand {
         if let n = p.instructions { parts.append("\(n) instructions") }
         if let m = p.memoryBytes { parts.append("\(m) bytes of memory") }
         if let t = p.timeMillis { parts.append("\(t) ms") }
+        if let age = p.maxDepositAge { parts.append("deposits at most \(age) s old") }
         return parts.joined(separator: ", ")
     }
 

@@ -52,6 +52,9 @@ struct TokenIssue: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The program's wall-clock limit in seconds (wallets cap it; default: the wallet's).", valueName: "seconds"))
     var timeLimit: Double?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("The issuer's ledger takes a deposit link at most this many seconds after its time (default: any age).", valueName: "seconds"))
+    var maxDepositAge: UInt64?
+
     @Option(help: ArgumentHelp("The environment variable holding the issuer's private key or mnemonic.", valueName: "name"))
     var issuerKeyEnv: String?
 
@@ -85,6 +88,9 @@ struct TokenIssue: ParsableCommand {
         }
         if let timeLimit, !(timeLimit >= 0.001 && timeLimit <= 3600) {
             throw ValidationError("--time-limit must be between 0.001 and 3600 seconds, got \(timeLimit)")
+        }
+        if let maxDepositAge, !(1...TokenPolicy.maxDepositAgeLimit).contains(maxDepositAge) {
+            throw ValidationError("--max-deposit-age is in seconds, from 1 to \(TokenPolicy.maxDepositAgeLimit), got \(maxDepositAge)")
         }
         if let notBefore, UnixTime.parse(notBefore) == nil {
             throw ValidationError("--not-before must be Unix seconds, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \(notBefore.debugDescription)")
@@ -130,7 +136,7 @@ struct TokenIssue: ParsableCommand {
                 program: TokenProgram(kind: precompile ? .luaBytecode : .luaSource, code: code), holder: holder,
                 policy: TokenPolicy(
                     instructions: instructionLimit, memoryBytes: memoryLimit.map { $0 << 20 },
-                    timeMillis: timeLimit.map { UInt64(($0 * 1000).rounded(.up)) }
+                    timeMillis: timeLimit.map { UInt64(($0 * 1000).rounded(.up)) }, maxDepositAge: maxDepositAge
                 )
             )
             let signed: SignedToken
