@@ -17,6 +17,7 @@ import KeyhostTokens
 ///   link timed more than `maxClockSkew` seconds after its own clock and, when the issuer set
 ///   `max_deposit_age` in the token's limits, one older than that (`LinkTime`).
 /// One bad chain refuses the whole batch, naming its position; nothing of the batch is recorded.
+/// A chain recorded before (the same chain hash) is answered from its record, not verified again.
 public final class Ledger<Chain: LedgerChain>: Sendable {
     public let issuers: [XOnlyPublicKey]
     public let store: any LedgerStore
@@ -63,29 +64,66 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
         }
     }
 
-    /// Verifies every chain, then records them all in one transaction.
-    public func deposit(_ chains: [Chain]) async throws -> [DepositResult<Chain.Proof>] {
+    /// Verifies every chain the ledger has not recorded, then records them all in one transaction.
+    ///
+    /// A chain recorded before (the same hash: the same chain, byte for byte, verified when it was
+    /// recorded) is answered from its record without a signature check or a re-run:
+    /// `already_deposited`, or `double_spend` with its proof made again from the recorded deposit.
+    /// A chain given twice in the batch is verified once. `admit` is told the work the others ask
+    /// for before any of it is done, and refuses it by throwing (a server's budget and rate limits).
+    public func deposit(_ chains: [Chain], admit: (DepositWork) throws -> Void = { _ in }) async throws -> [DepositResult<Chain.Proof>] {
         guard chains.count <= Self.maxBatch else {
             throw LedgerError(kind: "limit", message: "\(chains.count) chains in one deposit is more than the limit of \(Self.maxBatch); send them in smaller batches")
         }
+        let known = try await recorded(chains)
+        // Each distinct chain still to verify, at its first position.
+        var seen = Set<[UInt8]>()
+        let fresh = chains.indices.filter { known[$0] == nil && seen.insert(chains[$0].hash).inserted }
+        try admit(DepositWork(chains: fresh.count, links: fresh.reduce(0) { $0 + chains[$1].linkCount }))
         let now = clock()
         // Re-running programs blocks on worker processes: off Swift's cooperative pool, so that a
         // server's other requests (health, stats) keep their threads.
-        let records = try await offPool {
-            try chains.enumerated().map { index, chain in
-                do { return try self.check(chain, now: now) } catch let error as LedgerError { throw error.at(index) }
+        let checked = try await offPool {
+            try fresh.map { index in
+                do { return try self.check(chains[index], now: now) } catch let error as LedgerError { throw error.at(index) }
             }
         }
-        let outcomes: [StoreOutcome<Chain.Proof>] = try await store.record(records) { record, recorded in
-            try Self.conflict(record, recorded: recorded, chains: chains)
-        }
-        return zip(records, outcomes).map { record, outcome in
-            switch outcome {
-            case .accepted: return .accepted(tokenID: record.tokenID)
-            case .alreadyDeposited: return .alreadyDeposited(tokenID: record.tokenID)
-            case .doubleSpend(let proof): return .doubleSpend(tokenID: record.tokenID, proof: proof)
+        let byHash = Dictionary(uniqueKeysWithValues: checked.map { ($0.chainHash, $0) })
+        let records = chains.indices.filter { known[$0] == nil }.map { byHash[chains[$0].hash]! }
+        var outcomes: [StoreOutcome<Chain.Proof>] = []
+        if !records.isEmpty {
+            outcomes = try await store.record(records) { record, recorded in
+                try Self.conflict(record, recorded: recorded, chains: chains)
             }
         }
+        var next = outcomes.makeIterator()
+        return try chains.indices.map { index in
+            let id = chains[index].ledgerToken.token.id
+            switch known[index] {
+            case .deposited?: return .alreadyDeposited(tokenID: id)
+            case .doubleSpend(let deposit)?: return .doubleSpend(tokenID: id, proof: try Self.proof(chains[index], recorded: deposit).proof)
+            case nil:
+                switch next.next()! {
+                case .accepted: return .accepted(tokenID: id)
+                case .alreadyDeposited: return .alreadyDeposited(tokenID: id)
+                case .doubleSpend(let proof): return .doubleSpend(tokenID: id, proof: proof)
+                }
+            }
+        }
+    }
+
+    /// What the store has recorded of each chain (nil: not recorded). Only chains of issuers this
+    /// ledger serves are looked up: the others are refused by `check`, as they always were.
+    private func recorded(_ chains: [Chain]) async throws -> [RecordedChain?] {
+        let served = chains.indices.filter { issuers.contains(chains[$0].ledgerToken.token.issuer) }
+        guard !served.isEmpty else { return Array(repeating: nil, count: chains.count) }
+        let found = try await store.recorded(served.map { ChainKey(tokenID: chains[$0].ledgerToken.token.id, chainHash: chains[$0].hash) })
+        guard found.count == served.count else {
+            throw LedgerError.store("\(store.displayName): asked about \(served.count) chains, answered about \(found.count)")
+        }
+        var answers = [RecordedChain?](repeating: nil, count: chains.count)
+        for (index, answer) in zip(served, found) { answers[index] = answer }
+        return answers
     }
 
     public func stats() async throws -> LedgerStats { try await store.stats() }
@@ -133,10 +171,15 @@ public final class Ledger<Chain: LedgerChain>: Sendable {
 
     /// The proof for a deposit whose token is recorded with another chain.
     static func conflict(_ record: DepositRecord, recorded: [UInt8], chains: [Chain]) throws -> ConflictRecord<Chain.Proof> {
-        let id = Hex.encode(record.tokenID)
         guard let new = chains.first(where: { $0.hash == record.chainHash }) else {
-            throw LedgerError.store("token \(id): lost track of the deposited chain")
+            throw LedgerError.store("token \(Hex.encode(record.tokenID)): lost track of the deposited chain")
         }
+        return try proof(new, recorded: recorded)
+    }
+
+    /// The proof that `new` and the chain recorded as its token's deposit (`recorded`, its encoding) fork.
+    static func proof(_ new: Chain, recorded: [UInt8]) throws -> ConflictRecord<Chain.Proof> {
+        let id = Hex.encode(new.ledgerToken.token.id)
         let old: Chain
         do {
             old = try Chain(encoded: recorded)

@@ -15,6 +15,11 @@ public protocol LedgerStore: Sendable {
         conflict: @escaping @Sendable (DepositRecord, _ recordedChain: [UInt8]) throws -> ConflictRecord<Proof>
     ) async throws -> [StoreOutcome<Proof>]
 
+    /// What is recorded of each chain of `chains`, in order: nil for a chain not recorded (its token
+    /// is not, or is recorded with another chain and this one is no recorded double spend). Read
+    /// outside any batch: deposits are never removed, so what it finds stays true.
+    func recorded(_ chains: [ChainKey]) async throws -> [RecordedChain?]
+
     /// Counts and totals of what is recorded.
     func stats() async throws -> LedgerStats
 

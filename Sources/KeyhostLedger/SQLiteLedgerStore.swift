@@ -104,6 +104,29 @@ public final class SQLiteLedgerStore: LedgerStore, Sendable {
         }
     }
 
+    public func recorded(_ chains: [ChainKey]) async throws -> [RecordedChain?] {
+        do {
+            return try database.transaction(.deferred) { db in
+                try chains.map { key in
+                    // The deposit's chain is read only for a recorded double spend, whose proof is made from it.
+                    guard let row = try db.fetchOne(
+                        """
+                        SELECT d.chain_hash = ?2 AS same, CASE WHEN s.chain_hash IS NULL THEN NULL ELSE d.chain END AS deposit
+                        FROM deposits d LEFT JOIN double_spends s ON s.token_id = d.token_id AND s.chain_hash = ?2
+                        WHERE d.token_id = ?1
+                        """, [key.tokenID, key.chainHash])
+                    else { return nil }
+                    let same: Int = try row["same"]
+                    if same == 1 { return .deposited }
+                    let deposit: [UInt8]? = try row["deposit"]
+                    return deposit.map { .doubleSpend(deposit: $0) }
+                }
+            }
+        } catch {
+            throw Self.wrap(error, path: path, operation: "look up deposited chains")
+        }
+    }
+
     public func stats() async throws -> LedgerStats { try readStats() }
 
     // This store's reads are short and local: done on the calling task, under the database's lock.

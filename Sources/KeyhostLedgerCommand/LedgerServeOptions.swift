@@ -12,13 +12,18 @@ public struct LedgerServeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most connections held at once (default: 4096, or fewer when the descriptor limit, ulimit -n, leaves less).", valueName: "n"))
     public var maxConnections: Int?
     @Option(help: ArgumentHelp("The most connections one client address (an IPv6 /64) may hold.", valueName: "n")) public var maxConnectionsPerClient: Int = 32
+    @Option(help: ArgumentHelp("The most links of chains not deposited before that one request may ask to verify (each a signature check and a re-run of the token's program); more is answered 413 too_much_work.", valueName: "n"))
+    public var maxLinksPerRequest: Int = 1024
+    @Option(help: ArgumentHelp("How many links a second one client address may have verified, on average (bursts up to --max-links-per-request); more is answered 429 rate_limited with Retry-After.", valueName: "n"))
+    public var linksPerSecondPerClient: Int = 64
 
     public init() {}
 
     /// The same options as command-line arguments, with `db` in place of the database given.
     public func arguments(db: String) -> [String] {
         ["--listen", listen, "--db", db, "--max-body-kib", String(maxBodyKib), "--request-timeout", String(requestTimeout),
-         "--max-connections-per-client", String(maxConnectionsPerClient)]
+         "--max-connections-per-client", String(maxConnectionsPerClient), "--max-links-per-request", String(maxLinksPerRequest),
+         "--links-per-second-per-client", String(linksPerSecondPerClient)]
             + (maxConnections.map { ["--max-connections", String($0)] } ?? []) + issuer.flatMap { ["--issuer", $0] }
     }
 

@@ -257,6 +257,41 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         return .doubleSpend(proof.proof)
     }
 
+    public func recorded(_ chains: [ChainKey]) async throws -> [RecordedChain?] {
+        let operation = "look up deposited chains"
+        let call = StoreCall(), limit = callLimit
+        return try await withDeadline(limit, late: { self.late(call, operation: operation, limit: limit) }) {
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    return try await self.client.withConnection { connection in
+                        try call.use(connection)
+                        var answers: [RecordedChain?] = []
+                        for key in chains {
+                            // The deposit's chain is read only for a recorded double spend, whose proof is made from it.
+                            let rows = try await connection.query("""
+                                SELECT d.chain_hash = \(Data(key.chainHash)), CASE WHEN s.chain_hash IS NULL THEN NULL ELSE d.chain END
+                                FROM deposits d LEFT JOIN double_spends s ON s.token_id = d.token_id AND s.chain_hash = \(Data(key.chainHash))
+                                WHERE d.token_id = \(Data(key.tokenID))
+                                """, logger: self.logger)
+                            var answer: RecordedChain?
+                            for try await (same, deposit) in rows.decode((Bool, Data?).self) {
+                                answer = same ? .deposited : deposit.map { .doubleSpend(deposit: [UInt8]($0)) }
+                            }
+                            answers.append(answer)
+                        }
+                        return answers
+                    }
+                } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
+                    continue  // the pool handed out a connection a late call had closed
+                } catch {
+                    throw self.wrap(error, operation: operation)
+                }
+            }
+        }
+    }
+
     public func stats() async throws -> LedgerStats {
         let operation = "read the ledger's totals"
         let call = StoreCall(), limit = callLimit

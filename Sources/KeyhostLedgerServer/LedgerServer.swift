@@ -24,13 +24,22 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
     public var connectionLimits: ConnectionLimits?
     /// The workers that re-run programs; `/v1/health` is unhealthy while all of them are stuck.
     public var verifiers: (@Sendable () -> WorkerPool.Health)?
+    /// How many links one request, and one client address per second, may ask to verify.
+    public var verificationLimits = VerificationLimits()
+    /// The clock client allowances refill by (seconds); tests stop it.
+    var rateClock: @Sendable () -> Double = VerificationRates.monotonicSeconds
 
     public init(ledger: Ledger<Chain>) {
         self.ledger = ledger
     }
 
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<LedgerRequestContext> {
+        router(rates: VerificationRates(limits: verificationLimits, clock: rateClock))
+    }
+
+    /// The routes, with the client allowances (`rates`) every request of this server shares.
+    func router(rates: VerificationRates) -> Router<LedgerRequestContext> {
+        let router = Router(context: LedgerRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())
         let verifiers = self.verifiers
         router.get("/v1/health") { _, _ in Self.health(verifiers?()) }
@@ -41,11 +50,11 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
                 return Self.failure(error)
             }
         }
-        router.post("/v1/deposit") { request, _ in await deposit(request) }
+        router.post("/v1/deposit") { request, context in await deposit(request, client: context.client, rates: rates) }
         return router
     }
 
-    func deposit(_ request: Request) async -> Response {
+    func deposit(_ request: Request, client: String, rates: VerificationRates) async -> Response {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
             return Self.tooLarge(maxBodyBytes)
         }
@@ -63,9 +72,11 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
             let ledger = self.ledger
             let limit = depositTimeout
             let results = try await withDeadline(limit, error: LedgerError(kind: "timeout", message: "the deposit took longer than \(limit); retry it (the same chain gets the same answer)")) {
-                try await ledger.deposit(chains)
+                try await ledger.deposit(chains) { work in try WorkRefusal.check(work, client: client, rates: rates) }
             }
             return Self.json(.ok, LedgerJSON.results(results, chain: Chain.self))
+        } catch let refusal as WorkRefusal {
+            return refusal.response
         } catch {
             return Self.failure(error)
         }
@@ -145,7 +156,7 @@ public struct LedgerServer<Chain: LedgerChain>: Sendable {
 
 /// Errors the router itself raises (no such route, wrong method) as the same JSON shape.
 struct JSONErrorMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = LedgerRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {

@@ -67,11 +67,14 @@ struct Serve: ParsableCommand {
             let programs = WorkerPool(executable: try WorkerProgram.path())
             let limits = try ConnectionLimits.resolve(
                 total: options.maxConnections, perClient: options.maxConnectionsPerClient, requestTimeoutSeconds: options.requestTimeout)
+            let verification = try VerificationLimits.resolve(
+                linksPerRequest: options.maxLinksPerRequest, linksPerSecondPerClient: options.linksPerSecondPerClient)
             let store = try blocking { try await location.open() }
             var server = LedgerServer(ledger: try TokenLedger(store: store, issuers: issuers, linkPrograms: programs.runLinks))
             server.maxBodyBytes = maxBodyKib << 10
             server.connectionLimits = limits
             server.verifiers = { programs.health() }
+            server.verificationLimits = verification
             if let postgres = store as? PostgresLedgerStore {
                 // The store's own limit ends a deposit first, with a definite answer (nothing
                 // recorded); the service's is only a backstop.

@@ -353,7 +353,7 @@ import KeyhostTestSupport
         let (server, address) = try Child.ledgerServer(db: Self.url(pg, db), issuers: [Self.issuerHex])
         defer { server.kill(SIGTERM); server.wait() }
         let cmdline = try #require(ProcFile.text("/proc/\(server.pid)/cmdline"))
-        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--request-timeout\060.0\0--max-connections-per-client\032\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
+        #expect(cmdline.hasSuffix("keyhost-ledger\0serve\0--listen\0127.0.0.1:0\0--db\0postgres://keyhost@127.0.0.1:\(pg.port)/\(db.database)\0--max-body-kib\04096\0--request-timeout\060.0\0--max-connections-per-client\032\0--max-links-per-request\01024\0--links-per-second-per-client\064\0--issuer\0\(Self.issuerHex)\0"), "\(cmdline)")
         #expect(!cmdline.contains("sekrit"))
         let stats = try Child(Child.keyhost, ["token", "ledger", "stats", "--ledger", address])
         #expect(stats.wait() == 0 && stats.output.hasPrefix("tokens deposited: 0\n"), "\(stats.output)")

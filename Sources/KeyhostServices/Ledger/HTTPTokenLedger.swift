@@ -4,6 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyhostHTTP
 import KeyhostLedger
 import KeyhostRecord
@@ -24,6 +27,12 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
 
     /// The most chain text one request carries: well under the service's default 4 MiB body limit.
     public static let batchBytes = 3 << 20
+    /// The most links one request carries: the service's default budget of links to verify per
+    /// request (`--max-links-per-request`), so that no batch of this client is refused for it.
+    public static let batchLinks = 1024
+    /// How many times one request waits out a 429 `rate_limited`, each wait at most `maxRateWait` seconds.
+    static let rateWaits = 8
+    static let maxRateWait = 60
 
     /// `http://HOST:PORT` or `https://…`; `timeout` bounds each request, in seconds; `proxies` say which proxy
     /// carries the connections.
@@ -37,23 +46,35 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
         self.proxies = proxies
     }
 
-    /// Deposits in requests of at most `batchBytes` bytes, results in order; callers give at most
+    /// Deposits in requests of at most `batchBytes` bytes and `batchLinks` links, results in order; callers give at most
     /// `TokenLedger.maxBatch` chains at once (`depositAll` splits larger lists).
     public func deposit(_ chains: [TokenChain]) throws -> [DepositResult<FraudProof>] {
         try live()
         var results: [DepositResult<FraudProof>] = []
         var batch: [String] = []
-        var size = 0
+        var size = 0, links = 0
         func send() throws {
-            let object = try expectOK(try call("POST", "/v1/deposit", body: LedgerJSON.depositBody(batch)), shiftingBy: results.count)
+            var answer = try call("POST", "/v1/deposit", body: LedgerJSON.depositBody(batch))
+            // Over this address's rate of verification the service says when to come back: wait
+            // that long (a batch fits one full allowance) a few times before giving its error.
+            for _ in 0..<Self.rateWaits {
+                guard answer.status == 429, let wait = answer.object["error"]?["retry_after"]?.integerValue, (1...Self.maxRateWait).contains(wait) else { break }
+                var pause = timespec(tv_sec: wait, tv_nsec: 0), left = timespec()
+                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                answer = try call("POST", "/v1/deposit", body: LedgerJSON.depositBody(batch))
+            }
+            let object = try expectOK(answer, shiftingBy: results.count)
             results += try LedgerJSON.depositResults(try LedgerJSON.parseResults(object, count: batch.count), from: displayName)
             batch = []
             size = 0
+            links = 0
         }
-        for chain in chains.map(\.armored) {
-            if !batch.isEmpty && size + chain.utf8.count > Self.batchBytes { try send() }
-            batch.append(chain)
-            size += chain.utf8.count + 4
+        for chain in chains {
+            let text = chain.armored
+            if !batch.isEmpty && (size + text.utf8.count > Self.batchBytes || links + chain.transfers.count > Self.batchLinks) { try send() }
+            batch.append(text)
+            size += text.utf8.count + 4
+            links += chain.transfers.count
         }
         if !batch.isEmpty { try send() }
         return results
