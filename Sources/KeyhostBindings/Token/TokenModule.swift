@@ -153,7 +153,15 @@ enum TokenModule {
                 guard n > 0 else { throw LuaArgumentError(1, "option 'limits': '\(name)' must be a positive integer, got \(n)") }
                 return UInt64(n)
             }
-            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: try positive("memory"), timeMillis: try positive("time_ms"))
+            let memory = try positive("memory")
+            if let memory, memory < TokenPolicy.minimumMemoryBytes {
+                let minimum = TokenPolicy.minimumMemoryBytes
+                // A small number was most likely meant as MiB: the hint shows that number in bytes.
+                let mib = memory <= 1 << 16 ? memory : 64
+                throw LuaArgumentError(1, "option 'limits': 'memory' is in bytes, and \(memory) bytes is below the \(minimum) bytes "
+                    + "(\(minimum >> 20) MiB) a run needs at least; for \(mib) MiB write memory = \(mib) << 20")
+            }
+            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: memory, timeMillis: try positive("time_ms"))
         default:
             throw LuaArgumentError(1, "option 'limits' must be a table {instructions = n, memory = bytes, time_ms = ms}, got \(opts["limits"].typeName)")
         }
