@@ -79,7 +79,7 @@ public final class DiscoveryCheckpoint {
         guard FileManager.default.fileExists(atPath: path) else { return }
         let file: File
         do {
-            file = try JSONDecoder().decode(File.self, from: Data(BoundedFile.read(path, limit: Self.maximumFileSize)))
+            file = try JSONDecoder().decode(File.self, from: Data(BoundedFile.read(path, limit: Self.maximumFileSize, regularOnly: true)))
         } catch let error as BoundedFile.ReadError {
             throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error.problem)")
         } catch let error as DecodingError {

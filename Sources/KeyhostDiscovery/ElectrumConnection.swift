@@ -19,7 +19,8 @@ enum ElectrumOutcome: Equatable {
 ///
 /// Every input is hostile: a line longer than the cap is refused as soon as that many bytes arrive, every
 /// message must be JSON of the shape the protocol promises, and answers are matched to calls by id (in any
-/// order); notifications the server pushes meanwhile (`server.ping` from newer ElectrumX) are skipped.
+/// order); notifications the server pushes meanwhile (`server.ping` from newer ElectrumX) are skipped, and
+/// do not extend the exchange's deadline.
 final class ElectrumConnection {
     /// The protocol version asked for: 1.4 is what electrs, Fulcrum and ElectrumX all speak, and the last one in
     /// which `blockchain.scripthash.get_history` returns a plain list.
@@ -170,12 +171,16 @@ final class ElectrumConnection {
         return ids
     }
 
-    /// The next message that is not a notification.
+    /// The next message that is not a notification, by the exchange's deadline: notifications do not move it.
     private func readAnswer() throws -> JSONValue {
+        var skipped = 0
         while true {
             let line: [UInt8]
             do {
                 line = try stream.readLine(limit: maxLineLength)
+            } catch let error as HTTPTransportError where error.kind == .timedOut && skipped > 0 {
+                throw ElectrumFailure(kind: .unreachable, detail: "timed out: no answer within \(Self.seconds(timeout)), only "
+                    + "\(skipped) notification\(skipped == 1 ? "" : "s") (which do not extend the deadline)", retryable: true)
             } catch let error as HTTPTransportError {
                 throw ElectrumFailure.transport(error)
             }
@@ -188,9 +193,17 @@ final class ElectrumConnection {
                 throw ElectrumFailure.malformed("not JSON (\(error)): " + ElectrumText.shown(String(decoding: line.prefix(200), as: UTF8.self)))
             }
             // A notification has a method and no id; answers never carry a method.
-            if case .object = message, message["method"] != nil, message["id"] == nil || message["id"] == .null { continue }
+            if case .object = message, message["method"] != nil, message["id"] == nil || message["id"] == .null {
+                skipped += 1
+                continue
+            }
             return message
         }
+    }
+
+    /// "30 s" or "0.5 s", for the deadline in messages.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value < 1e9 ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// The id and outcome of one response object.

@@ -39,7 +39,7 @@ public final class JobCheckpoint: Sendable {
         if FileManager.default.fileExists(atPath: path) {
             let file: File
             do {
-                file = try JSONDecoder().decode(File.self, from: Data(BoundedFile.read(path, limit: DiscoveryCheckpoint.maximumFileSize)))
+                file = try JSONDecoder().decode(File.self, from: Data(BoundedFile.read(path, limit: DiscoveryCheckpoint.maximumFileSize, regularOnly: true)))
             } catch let error as BoundedFile.ReadError {
                 throw DiscoveryError.checkpoint(path: path, detail: "cannot be read: \(error.problem)")
             } catch {

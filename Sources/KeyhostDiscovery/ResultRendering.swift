@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import KeyhostCrypto
+import KeyhostRecord
 
 /// The renderings the CLI prints: JSON for scripts, CSV for spreadsheets, a table for people.
 extension DiscoveryResult {
@@ -32,7 +33,7 @@ extension DiscoveryResult {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A fixed-width table of accounts and their used addresses, then totals and notes.
+    /// A fixed-width table of accounts and their used addresses, then totals and notes, for a terminal.
     public func table() -> String {
         var out = ["\(scheme) \(template) (\(addressKind), \(coin))",
                    "keys: \(keySource)", "usage: \(usageSource)",
@@ -67,7 +68,8 @@ extension DiscoveryResult {
         out.append("totals: \(totals.accountsUsed) of \(totals.accountsScanned) accounts used, \(totals.usedAddresses) used addresses, "
             + "\(totals.addressesChecked) checked (\(totals.addressesQueried) queried, \(totals.addressesFromCheckpoint) from checkpoint)")
         out += notes.map { "note: \($0)" }
-        return out.joined(separator: "\n") + "\n"
+        // The key source's label, the source's name and notes quote what users and servers wrote.
+        return TerminalText.escaped(out.joined(separator: "\n") + "\n", keepingLineBreaks: true)
     }
 
     /// One CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).

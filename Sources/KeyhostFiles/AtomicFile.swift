@@ -22,7 +22,9 @@ public enum AtomicFile {
 
     /// Writes `bytes` to `path`; a new file gets `mode` less the umask. With `replace` false an existing
     /// `path` is left alone and the write fails with EEXIST's reason ("File exists"), also when another
-    /// process creates it meanwhile: the finished file is linked in, which never replaces.
+    /// process creates it meanwhile: the finished file is linked in, which never replaces. With `replace`,
+    /// an existing `path` that is not a regular file (a FIFO, a device) is refused (`RegularFile`), never
+    /// renamed over.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, replace: Bool = true,
                              temporary: String? = nil, beforeRename: (() throws -> Void)? = nil) throws {
         try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, replace: replace, temporary: temporary, beforeRename: beforeRename) }
@@ -33,6 +35,7 @@ public enum AtomicFile {
     /// write; `beforeRename` runs once the temporary file is complete (a test throws there to play a crash).
     public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o666, replace: Bool = true,
                              temporary fixed: String? = nil, beforeRename: (() throws -> Void)? = nil) throws {
+        if replace, let problem = RegularFile.problem(at: path) { throw WriteError(path: path, problem: problem, code: EINVAL) }
         let temporary = fixed ?? "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         if fixed != nil { unlink(temporary) }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)

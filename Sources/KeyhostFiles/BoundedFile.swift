@@ -23,14 +23,19 @@ public enum BoundedFile {
         }
     }
 
-    /// The bytes of the file at `path`, at most `limit` of them.
-    public static func read(_ path: String, limit: Int) throws -> [UInt8] {
+    /// The bytes of the file at `path`, at most `limit` of them. `regularOnly`: a file keyhost keeps state in
+    /// (a checkpoint, pairings), where anything but a regular file is refused (`RegularFile`) without waiting:
+    /// opening a FIFO would block until a writer came. Without it a FIFO or `/dev/stdin` is read like a file.
+    public static func read(_ path: String, limit: Int, regularOnly: Bool = false) throws -> [UInt8] {
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        // O_NONBLOCK makes opening a FIFO return at once; reads of a regular file ignore it.
+        let flags = O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)
+        repeat { fd = open(path, flags) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw ReadError(path: path, problem: lastError()) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw ReadError(path: path, problem: lastError()) }
+        if regularOnly, let problem = RegularFile.problem(mode: info.st_mode) { throw ReadError(path: path, problem: problem) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw ReadError(path: path, problem: "is a directory, not a file") }
         let isRegular = (info.st_mode & S_IFMT) == S_IFREG
         if isRegular && Int(info.st_size) > limit { throw tooLarge(path, limit) }

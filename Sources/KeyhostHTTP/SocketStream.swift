@@ -2,9 +2,11 @@
 import Glibc
 #endif
 
-/// Buffered reads and writes over one connected TCP socket, plain or TLS. Every call waits until `deadline` at
-/// most; a persistent connection (Electrum) moves the deadline before each exchange, a one-shot HTTP request
-/// sets it once for the whole exchange. The stream owns the socket and closes it.
+/// Buffered reads and writes over one connected TCP socket, plain or TLS. Every call ends by `deadline`: a
+/// read that would wait waits until then at most, and a read past it fails even when bytes are ready, so a
+/// peer that never stops sending (notifications, 1-byte chunks) cannot stretch it. A persistent connection
+/// (Electrum) moves the deadline before each exchange, a one-shot HTTP request sets it once for the whole
+/// exchange. The stream owns the socket and closes it.
 // @unchecked: one thread at a time uses a stream (a request, or the Electrum pool's slot under its lock); an idle
 // one sits in `HTTPConnectionPool` under its Mutex and moves between threads only through it.
 public final class SocketStream: @unchecked Sendable {
@@ -100,9 +102,11 @@ public final class SocketStream: @unchecked Sendable {
         }
     }
 
-    /// Reads more bytes into the buffer; false at the end of the stream.
-    private func fill() throws -> Bool {
+    /// Reads more bytes into the buffer; false at the end of the stream. Past the deadline it throws "timed out"
+    /// whether or not bytes are ready (`peerHasClosed` alone, which never waits, looks anyway).
+    private func fill(checkingDeadline: Bool = true) throws -> Bool {
         if atEnd { return false }
+        if checkingDeadline && monotonicNow() >= deadline { throw HTTPTransportError.timedOut }
         if start > 0 && start >= buffer.count / 2 { buffer.removeFirst(start); start = 0 }
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
@@ -185,7 +189,7 @@ public final class SocketStream: @unchecked Sendable {
         let saved = deadline
         defer { deadline = saved }
         deadline = monotonicNow()  // a read that would wait times out at once instead
-        do { return try !fill() } catch let error as HTTPTransportError where error.kind == .timedOut { return false } catch { return true }
+        do { return try !fill(checkingDeadline: false) } catch let error as HTTPTransportError where error.kind == .timedOut { return false } catch { return true }
     }
 }
 

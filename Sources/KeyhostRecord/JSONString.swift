@@ -1,6 +1,6 @@
 /// JSON string literals, one rule for every JSON keyhost writes (results, errors, requests to servers):
-/// `"` and `\` escaped, \n \r \t by name, every other control character and DEL as \u00xx, so no
-/// terminal control byte ever reaches a reader unescaped.
+/// `"` and `\` escaped, \n \r \t by name, every other control character (C0, DEL and C1) as \u00xx, so
+/// no terminal control character ever reaches a reader unescaped.
 public enum JSONString {
     /// Appends `text` quoted.
     public static func append(_ text: String, to out: inout String) {
@@ -12,7 +12,7 @@ public enum JSONString {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where TerminalText.isControl(scalar):
                 let digits = Array("0123456789abcdef".utf8)
                 out += "\\u00" + String(decoding: [digits[Int(scalar.value >> 4)], digits[Int(scalar.value & 15)]], as: UTF8.self)
             default: out.unicodeScalars.append(scalar)

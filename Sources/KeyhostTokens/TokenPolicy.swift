@@ -23,6 +23,12 @@ public struct TokenPolicy: Equatable, Sendable {
     /// The most `maxDepositAge` may be: about 100 years, so that a time minus it never overflows.
     public static let maxDepositAgeLimit: UInt64 = 1 << 32
 
+    /// The least memory an issuer may set, in bytes: about four times what an empty program's run takes (its
+    /// state, the capability and its helpers: between 192 and 256 KiB), and the CLI's floor of 1 MiB, so a
+    /// limit below it is a unit mistake (`memory = 64` meaning MiB), never a token that can run.
+    /// Tests/KeyhostPlayerTests/MinimumMemoryTests runs an empty program at it.
+    public static let minimumMemoryBytes: UInt64 = 1 << 20
+
     /// `{"instructions": n, "memory": bytes, "time_ms": ms, "max_deposit_age": s}`, absent entries left out.
     var cbor: CBORValue {
         var pairs: [CBORPair] = []

@@ -124,8 +124,14 @@ extension TokenWallet {
             throw WalletError(kind: "no_exact_cover", message: "cannot pay \(remaining) \(request.unit): \(reason); nothing was spent")
         }
         for (slot, index) in picked.enumerated() {
-            _ = try run(candidates[index], arguments: .map([]), now: now, signer: signer, runner: runner,
-                        transfer: (to: freeKeys[slot], requestID: request.id, amount: request.amount))
+            let stored = candidates[index]
+            do {
+                _ = try run(stored, arguments: .map([]), now: now, signer: signer, runner: runner,
+                            transfer: (to: freeKeys[slot], requestID: request.id, amount: request.amount))
+            } catch let error as WalletError where error.kind == "running" || error.kind == "already_spent" {
+                // The token was HELD when this payment picked it: a concurrent run took it since.
+                throw try lostRace(stored, spent: error.kind == "already_spent", request: request)
+            }
         }
         return Payment(requestID: request.id, chains: try store.outgoing(requestID: request.id))
     }
@@ -139,6 +145,18 @@ extension TokenWallet {
             throw WalletError(kind: "clock_skew", message: "the request was made at \(UTCTime.iso8601(created)), more than \(LinkTime.maxClockSkew) s after this wallet's clock (\(UTCTime.iso8601(clock))): this wallet's clock or the payee's is wrong; set it right and pay again; nothing was spent")
         }
         return created
+    }
+
+    /// `payment_race` for a token this payment picked while HELD and another run of this wallet (another
+    /// `pay` at the same time, say) claimed or spent before this one could: the one kind the loser of two
+    /// concurrent payments gets, whichever step it lost at.
+    private func lostRace(_ stored: StoredToken, spent: Bool, request: PaymentRequest) throws -> WalletError {
+        let token = "token \(Hex.encode(Array(stored.id.prefix(6))))…"
+        let paid = try store.outgoing(requestID: request.id).reduce(UInt64(0)) { $0 &+ $1.token.token.value }
+        let taken = spent ? "spent it meanwhile" : "holds it PENDING now"
+        return WalletError(kind: "payment_race", message: "\(token) was not paid: another run of this wallet (another 'pay' at the same "
+            + "time, say) \(taken); \(paid) of \(request.amount) \(request.unit) of this request is paid: pay the request again"
+            + (spent ? " to finish" : " when that run has ended"))
     }
 
     /// The payment made for a request, as far as it got (to print it again).

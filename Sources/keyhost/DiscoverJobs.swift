@@ -72,6 +72,8 @@ extension Discover {
         if csv { print("wallet,status,account,chain,index,path,address,account_xpub,error") }
         Interrupt.install()
         try job.run(stop: { Interrupt.requested }) { index, wallet, outcome in
+            // The id is the job file's text: shown to people with its control characters escaped (JSON escapes its own).
+            let id = TerminalText.escaped(wallet.id)
             switch outcome {
             case .finished(let result, let fromCheckpoint):
                 finished += 1
@@ -80,9 +82,9 @@ extension Discover {
                     print(Record.object([("id", .string(wallet.id)), ("ok", .bool(true)), ("resumed", .bool(fromCheckpoint)),
                                          ("result", result.record)]).json(pretty: false))
                 } else if csv {
-                    print(Self.csvRows(wallet.id, result), terminator: "")
+                    print(Self.csvRows(id, result), terminator: "")
                 } else {
-                    print(Self.summary(wallet.id, result))
+                    print(Self.summary(id, result))
                 }
             case .failed(let error):
                 failed += 1
@@ -90,13 +92,13 @@ extension Discover {
                     print(Record.object([("id", .string(wallet.id)), ("ok", .bool(false)),
                                          ("error", ErrorJSON.record(for: error)["error"] ?? .null)]).json(pretty: false))
                 } else if csv {
-                    print([wallet.id, "error", "", "", "", "", "", "", "\(error)"].map(DiscoveryResult.csvField).joined(separator: ","))
+                    print([id, "error", "", "", "", "", "", "", TerminalText.escaped("\(error)")].map(DiscoveryResult.csvField).joined(separator: ","))
                 } else {
-                    print("\(wallet.id)\tFAILED\t\(error)")
+                    print("\(id)\tFAILED\t\(TerminalText.escaped("\(error)", keepingLineBreaks: true))")
                 }
             }
             fflush(stdout)
-            if progress { fputs("[\(index + 1)/\(wallets.count)] \(wallet.id): \(Self.state(outcome))\n", stderr) }
+            if progress { fputs("[\(index + 1)/\(wallets.count)] \(id): \(Self.state(outcome))\n", stderr) }
         }
         let kept = checkpoint.map { " (the checkpoint \($0) keeps the finished wallets)" } ?? ""
         if Interrupt.requested {

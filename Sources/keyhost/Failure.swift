@@ -68,8 +68,10 @@ enum Failure: Error, CustomStringConvertible {
         writeError("keyhost: " + text + "\n")
     }
 
+    /// Writes `text` to standard error, its control characters but LF and TAB escaped (`TerminalText`): error
+    /// messages and notes quote what users, files, cards and servers said, and none of it may steer the terminal.
     static func writeError(_ text: String) {
         fflush(stdout) // keep results and errors in the order they happened
-        fputs(text, stderr)
+        fputs(TerminalText.escaped(text, keepingLineBreaks: true), stderr)
     }
 }

@@ -101,9 +101,9 @@ struct ElectrumTests {
         #expect(failure(1)?.detail == "blockchain.scripthash.get_history for bc1qx: error 1: no")
     }
 
-    @Test("Server text is shown without control characters and cut when long")
+    @Test("Server text is shown with control characters escaped and cut when long")
     func shownText() {
-        #expect(ElectrumText.shown("bad\u{1B}[31mred\u{07}\n") == "bad\u{FFFD}[31mred\u{FFFD}\u{FFFD}")
+        #expect(ElectrumText.shown("bad\u{1B}[31mred\u{07}\n\u{9B}") == "bad\\x1b[31mred\\x07\\x0a\\x9b")
         #expect(ElectrumText.shown(String(repeating: "x", count: 10), limit: 4) == "xxxx…")
     }
 }

@@ -674,6 +674,9 @@ def test_concurrent_pays_of_one_request_never_overpay_or_reuse_a_key(world):
             assert status in (0, 1), err
             if status == 0:
                 assert json.loads(out)["amount"] == 20
+            else:
+                # One kind for the loser of a race, whatever step it lost at (it was `running` or `already_spent`).
+                assert json.loads(err)["error"]["kind"] == "payment_race", err
         # Whoever lost a race can simply pay again: the same payment comes back.
         finish = a.pay(req_path)
         assert finish.returncode == 0 and json.loads(finish.stdout)["amount"] == 20, finish.stderr

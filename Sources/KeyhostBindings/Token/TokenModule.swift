@@ -157,7 +157,15 @@ enum TokenModule {
             if let age, age > TokenPolicy.maxDepositAgeLimit {
                 throw LuaArgumentError(1, "option 'limits': 'max_deposit_age' is in seconds, at most \(TokenPolicy.maxDepositAgeLimit), got \(age)")
             }
-            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: try positive("memory"), timeMillis: try positive("time_ms"),
+            let memory = try positive("memory")
+            if let memory, memory < TokenPolicy.minimumMemoryBytes {
+                let minimum = TokenPolicy.minimumMemoryBytes
+                // A small number was most likely meant as MiB: the hint shows that number in bytes.
+                let mib = memory <= 1 << 16 ? memory : 64
+                throw LuaArgumentError(1, "option 'limits': 'memory' is in bytes, and \(memory) bytes is below the \(minimum) bytes "
+                    + "(\(minimum >> 20) MiB) a run needs at least; for \(mib) MiB write memory = \(mib) << 20")
+            }
+            policy = TokenPolicy(instructions: try positive("instructions"), memoryBytes: memory, timeMillis: try positive("time_ms"),
                                  maxDepositAge: age)
         default:
             throw LuaArgumentError(1, "option 'limits' must be a table {instructions = n, memory = bytes, time_ms = ms, max_deposit_age = s}, got \(opts["limits"].typeName)")

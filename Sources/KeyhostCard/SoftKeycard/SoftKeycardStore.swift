@@ -30,7 +30,7 @@ public final class SoftKeycardStore {
     public func load() throws -> SoftKeycardState? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let data: Data
-        do { data = Data(try BoundedFile.read(url.path, limit: Self.maximumFileSize)) } catch let error as BoundedFile.ReadError {
+        do { data = Data(try BoundedFile.read(url.path, limit: Self.maximumFileSize, regularOnly: true)) } catch let error as BoundedFile.ReadError {
             throw SoftKeycardError.corruptState(path: url.path, reason: error.problem)
         }
         let state: SoftKeycardState

@@ -112,7 +112,7 @@ public final class PairingStore {
     private func read(_ path: String) throws -> File {
         guard FileManager.default.fileExists(atPath: path) else { return File(version: 1, cards: [:]) }
         do {
-            let data = Data(try BoundedFile.read(path, limit: PairingStore.maximumFileSize))
+            let data = Data(try BoundedFile.read(path, limit: PairingStore.maximumFileSize, regularOnly: true))
             let file = try JSONDecoder().decode(File.self, from: data)
             guard file.version == 1 else {
                 throw CardServiceError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")

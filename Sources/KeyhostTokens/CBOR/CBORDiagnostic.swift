@@ -1,3 +1,5 @@
+import KeyhostRecord
+
 extension CBORValue {
     /// RFC 8949 §8 diagnostic notation, for showing metadata to people: `{"a": h'01', "b": [1, -2]}`.
     public var diagnostic: String {
@@ -22,7 +24,7 @@ extension CBORValue {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where TerminalText.isControl(scalar):  // C1 too: a record is shown on terminals
                 out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }

@@ -55,7 +55,7 @@ struct CardInfo: ParsableCommand {
             if json {
                 print(Record.object(fields.map { ($0.key, $0.json) }).json())
             } else {
-                for field in fields { print("\(field.label): \(field.text)") }
+                for field in fields { print("\(field.label): \(TerminalText.escaped(field.text))") }  // the reader names itself
             }
         }
     }

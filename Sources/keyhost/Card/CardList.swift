@@ -26,7 +26,7 @@ struct CardList: ParsableCommand {
             }
             for (index, state) in states.enumerated() {
                 let card = state.cardPresent == true ? "card present, ATR \(Hex.encode(state.atr ?? []))" : "no card"
-                print("\(index): \(state.name): \(card)")
+                print("\(index): \(TerminalText.escaped(state.name)): \(card)")  // a reader names itself
             }
         }
     }

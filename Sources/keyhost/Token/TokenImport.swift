@@ -63,7 +63,7 @@ struct TokenList: ParsableCommand {
             }
             // Set aside, never run: listed so that a row that vanished from the list is explained.
             for row in damaged {
-                print("\(Hex.encode(row.id))  DAMAGED  \(row.reason)")
+                print("\(Hex.encode(row.id))  DAMAGED  \(TerminalText.escaped(row.reason))")
             }
         }
     }
