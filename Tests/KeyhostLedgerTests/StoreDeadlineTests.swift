@@ -73,8 +73,9 @@ import Testing
                 && error.message.contains("KEYHOST_LEDGER_TIMEOUT") && !error.message.contains("hunter22")
         }
         var start = Date()
+        // The first call a deposit makes is the look-up of chains recorded before (answered from the record).
         await #expect { _ = try await ledger.deposit([try Fixtures.deposit(try Fixtures.token())]) } throws: {
-            silent($0, "record the deposit") && ($0 as! LedgerError).message.contains("nothing of the batch was recorded")
+            silent($0, "look up deposited chains")
         }
         #expect(Date().timeIntervalSince(start) < 60)
         start = Date()

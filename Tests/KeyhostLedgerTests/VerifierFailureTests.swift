@@ -50,11 +50,10 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(answers.allSatisfy { $0 == (400, "unauthorised_transfer") }, "\(answers)")
-        let started = Date()
+        // Stalled workers made it wait for the service's deadline and answer 503 `timeout`. (How soon it is
+        // answered is the machine's speed: on an idle one, well within a second.)
         let (status, object) = try await HTTPTests.call(base, "POST", "/v1/deposit", body: HTTPTests.body([try TransferRunTests.honest().armored]))
         #expect(status == 200 && (object["results"] as? [[String: Any]])?.first?["result"] as? String == "accepted", "\(object)")
-        // Stalled workers made it wait for the 30 s deadline and answer 503; 10 s is a bound no load reaches.
-        #expect(Date().timeIntervalSince(started) < 10)
         let (healthStatus, health) = try await HTTPTests.call(base, "GET", "/v1/health")
         #expect(healthStatus == 200 && health["status"] as? String == "ok")
     }

@@ -64,7 +64,7 @@ public final class TestStreamServer: @unchecked Sendable {
             group.enter()
             Thread { [self] in
                 defer { close(client); group.leave() }
-                handler(client) { [self] in stopped }
+                handler(client) { [self] in self.stopped }
             }.start()
         }
     }
