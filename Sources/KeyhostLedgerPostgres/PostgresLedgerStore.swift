@@ -258,42 +258,44 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     }
 
     public func recorded(_ chains: [ChainKey]) async throws -> [RecordedChain?] {
-        let operation = "look up deposited chains"
-        let call = StoreCall(), limit = callLimit
-        return try await withDeadline(limit, late: { self.late(call, operation: operation, limit: limit) }) {
-            var attempt = 0
-            while true {
-                attempt += 1
-                do {
-                    return try await self.client.withConnection { connection in
-                        try call.use(connection)
-                        var answers: [RecordedChain?] = []
-                        for key in chains {
-                            // The deposit's chain is read only for a recorded double spend, whose proof is made from it.
-                            let rows = try await connection.query("""
-                                SELECT d.chain_hash = \(Data(key.chainHash)), CASE WHEN s.chain_hash IS NULL THEN NULL ELSE d.chain END
-                                FROM deposits d LEFT JOIN double_spends s ON s.token_id = d.token_id AND s.chain_hash = \(Data(key.chainHash))
-                                WHERE d.token_id = \(Data(key.tokenID))
-                                """, logger: self.logger)
-                            var answer: RecordedChain?
-                            for try await (same, deposit) in rows.decode((Bool, Data?).self) {
-                                answer = same ? .deposited : deposit.map { .doubleSpend(deposit: [UInt8]($0)) }
-                            }
-                            answers.append(answer)
-                        }
-                        return answers
-                    }
-                } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
-                    continue  // the pool handed out a connection a late call had closed
-                } catch {
-                    throw self.wrap(error, operation: operation)
+        try await read("look up deposited chains") { connection in
+            var answers: [RecordedChain?] = []
+            for key in chains {
+                // The deposit's chain is read only for a recorded double spend, whose proof is made from it.
+                let rows = try await connection.query("""
+                    SELECT d.chain_hash = \(Data(key.chainHash)), CASE WHEN s.chain_hash IS NULL THEN NULL ELSE d.chain END
+                    FROM deposits d LEFT JOIN double_spends s ON s.token_id = d.token_id AND s.chain_hash = \(Data(key.chainHash))
+                    WHERE d.token_id = \(Data(key.tokenID))
+                    """, logger: self.logger)
+                var answer: RecordedChain?
+                for try await (same, deposit) in rows.decode((Bool, Data?).self) {
+                    answer = same ? .deposited : deposit.map { .doubleSpend(deposit: [UInt8]($0)) }
                 }
+                answers.append(answer)
             }
+            return answers
         }
     }
 
     public func stats() async throws -> LedgerStats {
-        let operation = "read the ledger's totals"
+        try await read("read the ledger's totals") { connection in
+            var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
+            let rows = try await connection.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: self.logger)
+            for try await (unit, count, total) in rows.decode((String, Int, String).self) {
+                stats.tokens += count
+                stats.tokensByUnit[unit] = count
+                stats.totals[unit] = total
+            }
+            for try await count in try await connection.query("SELECT count(*) FROM double_spends", logger: self.logger).decode(Int.self) {
+                stats.doubleSpends = count
+            }
+            return stats
+        }
+    }
+
+    /// A call that only reads, under the store's deadline: `body` again on another connection when the pool
+    /// handed out one a late call had closed, and any other error worded for `operation`.
+    private func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let call = StoreCall(), limit = callLimit
         return try await withDeadline(limit, late: { self.late(call, operation: operation, limit: limit) }) {
             var attempt = 0
@@ -302,17 +304,7 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
                 do {
                     return try await self.client.withConnection { connection in
                         try call.use(connection)
-                        var stats = LedgerStats(tokens: 0, totals: [:], tokensByUnit: [:], doubleSpends: 0)
-                        let rows = try await connection.query("SELECT unit, count(*), sum(value)::text FROM deposits GROUP BY unit", logger: self.logger)
-                        for try await (unit, count, total) in rows.decode((String, Int, String).self) {
-                            stats.tokens += count
-                            stats.tokensByUnit[unit] = count
-                            stats.totals[unit] = total
-                        }
-                        for try await count in try await connection.query("SELECT count(*) FROM double_spends", logger: self.logger).decode(Int.self) {
-                            stats.doubleSpends = count
-                        }
-                        return stats
+                        return try await body(connection)
                     }
                 } catch let error as PSQLError where error.code == .clientClosedConnection && attempt < 4 {
                     continue  // the pool handed out a connection a late call had closed

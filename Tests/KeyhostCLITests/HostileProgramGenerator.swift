@@ -1,22 +1,16 @@
+import KeyhostTestSupport
+
 /// Token programs made from a seed: each mixes what has let a run's effects depend on where things
 /// lie in memory — `load` of long texts (a chunk named by its text), tables with holes and `#`,
 /// `next` and `pairs`, `collectgarbage`, weak tables (`__mode`), string building, and host
 /// functions whose errors are caught. The same seed always gives the same programs.
 struct HostileProgramGenerator {
-    private var state: UInt64
+    /// A fixed sequence for a fixed seed on every platform.
+    private var random: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-    /// SplitMix64: a fixed sequence for a fixed seed on every platform.
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    private mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    private mutating func below(_ n: Int) -> Int { random.below(n) }
 
     /// What every program starts with: its own pseudo-random walk, long texts to load, the holes
     /// shape of DeterminismTests, and `out`, whose entries are emitted joined at the end.
