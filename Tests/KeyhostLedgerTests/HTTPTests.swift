@@ -77,7 +77,7 @@ import Testing
         let now = Fixtures.now
         let cases: [(TokenChain, String, String)] = [
             (try Fixtures.deposit(try Fixtures.token(), times: [now - 60, now - 120, now - 100]), "invalid_chain", "before the time of the link it follows"),
-            (try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 60), "future_time", "after the ledger's clock"),
+            (try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 3600), "future_time", "after the ledger's clock"),
             (try Fixtures.deposit(try Fixtures.token(policy: TokenPolicy(maxDepositAge: 3600)), time: now - 7200), "stale_deposit", "max_deposit_age"),
         ]
         for (chain, kind, words) in cases {

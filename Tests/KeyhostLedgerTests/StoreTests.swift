@@ -132,7 +132,7 @@ import Testing
         let good = try Fixtures.deposit(try Fixtures.token())
         // Link 1 dated before link 0: the deposit link's time alone is fine, so only the order gives it away.
         let backwards = try Fixtures.deposit(try Fixtures.token(), times: [now - 60, now - 120, now - 100])
-        let future = try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 60)
+        let future = try Fixtures.deposit(try Fixtures.token(), time: now + LinkTime.maxClockSkew + 3600)
         let dayOnly = TokenPolicy(maxDepositAge: 86_400)
         let stale = try Fixtures.deposit(try Fixtures.token(policy: dayOnly), time: now - 86_400 - 3600)
         let cases: [(TokenChain, String, [String])] = [
