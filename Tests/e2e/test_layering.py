@@ -28,7 +28,7 @@ CLI_BINDINGS_ALLOWED = {
     "DiscoverLuaSource.swift",
 }
 
-TARGET = re.compile(r"\.(target|executableTarget|testTarget)\(\s*name:\s*\"([^\"]+)\"")
+TARGET = re.compile(r"\.(target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*\"([^\"]+)\"")
 IMPORT = re.compile(r"^\s*(@\w+(\([^)]*\))?\s+)*((public|package|internal|fileprivate|private)\s+)?import\s+"
                     r"((typealias|struct|class|enum|protocol|let|var|func)\s+)?(\w+)")
 
@@ -109,3 +109,37 @@ def test_the_import_scan_reads_the_forms_swift_allows(tmp_path):
         "let text = \"import KeyhostTokens\"",
     ]) + "\n")
     assert imports(sample) == {"KeyhostBindings", "KeyhostServices", "LuaRuntime", "CLua", "KeyhostRecord"}
+
+
+def layout_table_names(readme_text):
+    """Every module a row of README's layout table (`| folder | what |`) names: `Sources/X` or a bare `CName`."""
+    lines = readme_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.replace(" ", "") == "|folder|what|")
+    names = set()
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        first_cell = line.split("|")[1]
+        names |= {ticked.rstrip("/").split("/")[-1] for ticked in re.findall(r"`([^`]+)`", first_cell)}
+    return names
+
+
+def test_readme_layout_names_every_target():
+    declared = targets((REPO / "Package.swift").read_text())
+    # Targets with a folder under Sources/ (test support lives under Tests/ and is covered by the `Tests` row).
+    product = sorted(name for name, (kind, _) in declared.items() if kind != "testTarget" and (SOURCES / name).is_dir())
+    named = layout_table_names((REPO / "README.md").read_text())
+    missing = [name for name in product if name not in named]
+    assert missing == [], "README's layout table (| folder | what |) does not name these targets; add a row: " + ", ".join(missing)
+
+
+def test_the_layout_scan_reads_the_table():
+    sample = "\n".join([
+        "| folder | what |",
+        "|---|---|",
+        "| `Sources/CLua`, `CSecp256k1` | C |",
+        "| `Sources/keyhost` | the `KeyhostNotAFolder` CLI |",
+        "",
+        "| `Sources/After` | not in the table |",
+    ])
+    assert layout_table_names(sample) == {"CLua", "CSecp256k1", "keyhost"}
