@@ -385,7 +385,9 @@ struct DiscoverCommandTests {
     @Test func runtimeErrorsExitOneWithAClearMessage() throws {
         let missing = try Keyhost.run(["discover", "--mnemonic-env", "NOT_SET_ANYWHERE", "--source", "index:x"])
         #expect(missing.status == 1)
-        #expect(missing.stderr == "keyhost: the environment variable NOT_SET_ANYWHERE (the mnemonic) is not set or empty; export NOT_SET_ANYWHERE=...\n")
+        // The wording every command that takes a mnemonic uses.
+        #expect(missing.stderr == "keyhost: the environment variable NOT_SET_ANYWHERE (the mnemonic, from --mnemonic-env) is not set or empty; "
+                + "export NOT_SET_ANYWHERE=\"word1 word2 ...\"\n")
         let noFile = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:/nonexistent/used.txt"], environment: ["W": Self.words])
         #expect(noFile.status == 1)
         #expect(noFile.stderr.hasPrefix("keyhost: index file /nonexistent/used.txt: cannot be read"))

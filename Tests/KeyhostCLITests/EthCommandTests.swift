@@ -214,7 +214,7 @@ import Testing
         let error = try #require(try Self.json(bad.stderr)["error"] as? [String: Any])
         #expect(error["kind"] as? String == "invalid_transaction")
         #expect((error["message"] as? String)?.contains("EIP-4844") == true)
-        let usage = try Keyhost.run(["eth", "sign-tx", "tx1559.json", "--json"], cwd: dir)
+        let usage = try Keyhost.run(["eth", "sign-tx", "tx1559.json", "--path", "m/x", "--json"], cwd: dir)
         #expect(usage.status == 64)
         #expect((try Self.json(usage.stderr)["error"] as? [String: Any])?["kind"] as? String == "usage")
     }
