@@ -134,3 +134,15 @@ def test_examples_run(keyhost_bin_module, folder, command):
     if command not in {"card info", "card list", "token issue", "token pay", "token deposit", "token run", "token import",
                        "token verify-receipt", "token verify-proof", "card init"}:
         assert ran, f"keyhost {command}: no example ran here"
+
+
+def test_eth_sign_tx_help_names_the_fields_of_its_file_and_its_sample_signs(keyhost_bin_module, folder):
+    text = help_text(keyhost_bin_module, "eth sign-tx")
+    for field in ("chain_id", "nonce", "gas", "to", "gas_price", "max_priority_fee_per_gas", "max_fee_per_gas", "value",
+                  "data", "access_list", "type", "from"):
+        assert re.search(r"^  .*\b%s\b" % field, text, re.M), f"eth sign-tx --help does not name {field}"
+    sample = text.split("A TX.json:", 1)[1].split("\nThe key:", 1)[0]
+    (folder / "sample.json").write_text(json.dumps(json.loads(sample)))
+    r = subprocess.run([keyhost_bin_module, "eth", "sign-tx", "sample.json"], cwd=folder, capture_output=True, text=True,
+                       env=environment(folder), stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout.startswith("0x02"), r.stderr
