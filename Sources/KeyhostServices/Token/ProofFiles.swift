@@ -32,7 +32,7 @@ public enum ProofFiles {
         return path
     }
 
-    /// `dir` without its trailing slashes, so `--proofs proofs/` names `proofs/ID.….khproof`, not `proofs//ID…`;
+    /// `dir` without its trailing slashes, so a folder given as `proofs/` names `proofs/ID.….khproof`, not `proofs//ID…`;
     /// the root folder "/" becomes "", which joins as "/ID…".
     static func joinable(_ dir: String) -> String {
         var folder = Substring(dir)
