@@ -22,8 +22,10 @@ struct Discover: ParsableCommand {
         commandName: "discover",
         abstract: "Find a wallet's used accounts and addresses (BIP44 gap limits).",
         discussion: """
-            Keys: --xpub KEY (one account), --mnemonic-env VAR (the phrase is read from the environment variable VAR, \
-            never from the command line; --passphrase-env VAR likewise), or --card [READER] (one EXPORT KEY per account; \
+            Keys: --xpub KEY (one account), a mnemonic as every command takes one (KEYHOST_MNEMONIC or the variable \
+            --mnemonic-env names, else a prompt on a terminal; never from the command line; with the passphrase of \
+            KEYHOST_PASSPHRASE when set, --passphrase-env VAR, --passphrase-prompt or --no-passphrase), --descriptor D, \
+            or --card [READER] (one EXPORT KEY per account; \
             PIN and pairing password from KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD or a prompt; --card virtual \
             --card-state FILE for a software card set up with keyhost.card).
             Usage sources: index:FILE (one address per line, CSV with an address column, or a JSON list), esplora:URL, \
@@ -41,6 +43,11 @@ struct Discover: ParsableCommand {
             addresses from the file and asks about the others again, so new transactions are seen.
             Output: a table, or --json / --csv, on standard output; a progress line on standard error when it is a terminal.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost discover --xpub \"$(keyhost key xpub)\" --source index:used.txt --json",
+                "keyhost discover --coin btc --purpose 84 --source index:used.txt --gap-limit 5   # the mnemonic of KEYHOST_MNEMONIC",
+                "keyhost discover --card virtual --card-state c.json --source index:used.txt --csv",
+                "keyhost discover --xpub \"$(keyhost key xpub)\" --source esplora:http://127.0.0.1:3002")
     )
 
     @Option(help: ArgumentHelp("An account-level extended public key (xpub, ypub, zpub, tpub, ...).", valueName: "key"))
@@ -49,14 +56,12 @@ struct Discover: ParsableCommand {
     @Option(help: ArgumentHelp("An output descriptor to scan instead of keys and a scheme: one <0;1> multipath descriptor, or twice (receive, then change).", valueName: "descriptor"))
     var descriptor: [String] = []
 
-    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC when it is set and neither --xpub nor --card is given).", valueName: "var"))
-    var mnemonicEnv: String?
+    /// The mnemonic and passphrase, read as every command that takes a mnemonic reads them.
+    @OptionGroup var secrets: MnemonicOptions
 
-    @Option(help: ArgumentHelp("Read the BIP39 passphrase from environment variable VAR (with --mnemonic-env).", valueName: "var"))
-    var passphraseEnv: String?
-
-    @Option(help: .hidden)
-    var mnemonic: String?
+    /// The job code names the wallet options given on the command line by these.
+    var mnemonicEnv: String? { secrets.mnemonicEnv }
+    var passphraseEnv: String? { secrets.passphraseEnv }
 
     @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader with a card.", valueName: "reader"))
     var card: String?
@@ -198,26 +203,22 @@ struct Discover: ParsableCommand {
     }
 
     func validate() throws {
-        if mnemonic != nil {
-            throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
-                + "put it in an environment variable and pass its name: --mnemonic-env VAR")
-        }
         let keySources = [xpub.map { _ in "--xpub" }, mnemonicVariable.map { _ in "--mnemonic-env" }, card.map { _ in "--card" },
                           descriptor.isEmpty ? nil : "--descriptor"].compactMap { $0 }
         if let rate, !(rate > 0 && rate <= 1_000_000) {
             throw ValidationError("--rate must be a number of requests a second above 0, got \(rate)")
         }
         if jobs != nil { try validateJob() }
-        guard keySources.count == 1 || jobs != nil else {
-            throw ValidationError(keySources.isEmpty ? "give a key source: --xpub KEY, --mnemonic-env VAR (or set KEYHOST_MNEMONIC), --card [READER] or --descriptor D"
-                : "\(keySources.joined(separator: " and ")) exclude each other; give one key source")
+        // No key source named: the mnemonic, asked on the terminal, as every command that takes a key asks it.
+        guard keySources.count <= 1 || jobs != nil else {
+            throw ValidationError("\(keySources.joined(separator: " and ")) exclude each other; give one key source")
         }
+        if let other = keySources.first(where: { $0 != "--mnemonic-env" }) ?? (jobs != nil ? "--jobs" : nil) { try secrets.refuse(with: other) }
         // Decided by the decoded version bytes (Ltpv, dgpv, " zprv…" all are private), never by prefix text.
         if let xpub, HDNode.isExtendedPrivateKey(xpub) == true {
             throw ValidationError("--xpub was given an extended PRIVATE key; it is a secret and must not be on the command line. "
                 + "Give the account's extended public key, or the mnemonic with --mnemonic-env")
         }
-        if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
         if let reader {
             throw ValidationError(card == nil ? "--reader goes with --card: --card --reader \(reader)"
                 : "give the reader once: --card --reader \(reader), or --card \(reader)")
@@ -306,7 +307,7 @@ struct Discover: ParsableCommand {
 
     private func environmentValue(_ variable: String, what: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            throw Failure.message("the environment variable \(variable) (\(what)) is not set or empty; export \(variable)=...")
+            throw Failure.kind("no_secret", "the environment variable \(variable) (\(what)) is not set or empty; export \(variable)=...")
         }
         return value
     }
@@ -326,18 +327,11 @@ struct Discover: ParsableCommand {
             keys = wallet
         } else if let xpub {
             let source: ExtendedPublicKeySource
-            do { source = try ExtendedPublicKeySource(xpub) } catch { throw Failure.message("--xpub: \(error)") }
+            do { source = try ExtendedPublicKeySource(xpub) } catch { throw Failure.kind("invalid_argument", "--xpub: \(error)") }
             family = source.key.family
             keys = source
-        } else if let mnemonicEnv = mnemonicVariable {
-            let phrase = try environmentValue(mnemonicEnv, what: "the mnemonic")
-            let mnemonic: Mnemonic
-            do { mnemonic = try Mnemonic(phrase: phrase) } catch {
-                // The word list check names a bad word's position and text; only say where to look.
-                throw Failure.message("the mnemonic in \(mnemonicEnv) is not a valid BIP39 phrase (\(Self.redacted(error, phrase)))")
-            }
-            let passphrase = try passphraseEnv.map { try environmentValue($0, what: "the BIP39 passphrase") } ?? ""
-            keys = try SeedKeySource(mnemonic: mnemonic, passphrase: passphrase)
+        } else if card == nil {
+            keys = try SeedKeySource(seed: secrets.seed(alternatives: "; or use --xpub KEY, --card or --descriptor D"))
         } else {
             let pin = try pinEnv.map { Array(try environmentValue($0, what: "the card PIN").utf8) }
             let password = try pairingPasswordEnv.map { Array(try environmentValue($0, what: "the pairing password").utf8) }
@@ -364,7 +358,7 @@ struct Discover: ParsableCommand {
                                                    etherscanKeyVariable: etherscanKeyEnv)
         }
         let usage = ClosureUsageSource(name: inner.name) { addresses in
-            if Interrupt.requested { throw Failure.message("interrupted") }
+            if Interrupt.requested { throw Failure.kind("interrupted", "interrupted") }
             return try inner.usage(of: addresses)
         }
 
@@ -383,7 +377,7 @@ struct Discover: ParsableCommand {
             if Interrupt.requested {
                 let resume = checkpoint.map { "; the checkpoint \($0) keeps every answer so far: rerun the same command to resume" }
                     ?? "; nothing was kept (use --checkpoint FILE to resume long jobs)"
-                Failure.report(Failure.message("interrupted" + resume))
+                Failure.report(Failure.kind("interrupted", "interrupted" + resume))
                 throw ExitCode(130)
             }
             throw error
@@ -398,15 +392,6 @@ struct Discover: ParsableCommand {
                 print("card: \(cardConnection.exportCommands) EXPORT KEY for \(result.accounts.count) account(s), \(cardConnection.apduCount) APDUs in all")
             }
         }
-    }
-
-    /// The error text of a bad mnemonic without any of its words.
-    static func redacted(_ error: Error, _ phrase: String) -> String {
-        var text = String(describing: error)
-        for word in phrase.split(whereSeparator: \.isWhitespace) where word.count >= 3 {
-            text = text.replacing("\"\(word)\"", with: "\"…\"")
-        }
-        return text
     }
 }
 

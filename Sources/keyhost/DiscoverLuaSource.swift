@@ -9,11 +9,11 @@ enum LuaUsageFunction {
     /// as the source.
     static func source(script path: String) throws -> UsageSource {
         let bytes: [UInt8]
-        do { bytes = try SourceFile.read(path) } catch { throw Failure.message("--source lua: cannot read the script \(error)") }
+        do { bytes = try SourceFile.read(path) } catch { throw Failure.kind("io", "--source lua: cannot read the script \(error)") }
         let state = try Host.makeState()
         let results = try state.execute(bytes: SourceFile.strippingShebang(bytes), chunkName: "@" + path)
         guard case .reference(let function) = results.first ?? .nil, function.typeName == "function" else {
-            throw Failure.message("--source lua:\(path) must return a function(addresses) -> list of booleans; it returned "
+            throw Failure.kind("lua_error", "--source lua:\(path) must return a function(addresses) -> list of booleans; it returned "
                 + (results.first?.typeName ?? "nothing"))
         }
         return ClosureUsageSource(name: "lua \(path)") { addresses in

@@ -14,6 +14,10 @@ struct Eval: ParsableCommand {
             address and hash are globals, and strings that are not text print as <32 bytes 73c5da0a…> \
             (hex(x) gives all of it); --raw writes the returned values as io.write would, for pipes.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost eval 1+1",
+                "keyhost eval 'return hex.encode(hash.sha256(\"abc\"))'",
+                "keyhost eval --raw '\"no quotes\\n\"'")
     )
 
     @Argument(help: ArgumentHelp("Lua code.", valueName: "code"))
@@ -46,8 +50,8 @@ struct Eval: ParsableCommand {
                     // Uncaught, Ctrl-C ends keyhost as it ends `keyhost run`; caught, the code goes on.
                     if case .failed = outcome, state.wasInterrupted { throw LuaError.interrupted }
                     switch outcome {
-                    case .incomplete(let message): throw Failure.message(message)
-                    case .failed(let message): throw Failure.message(message)
+                    case .incomplete(let message): throw Failure.kind("syntax", message)
+                    case .failed(let message): throw Failure.kind("lua_error", message)
                     case .succeeded(let output): if let output { print(output) }
                     }
                 }
@@ -62,7 +66,7 @@ struct Eval: ParsableCommand {
             case .string(let b): bytes = b
             case .integer(let i): bytes = Array(String(i).utf8)
             case .number(let d): bytes = Array("\(d)".utf8)
-            default: throw Failure.message("--raw writes strings and numbers only; the code returned a \(value.typeName)")
+            default: throw Failure.kind("unsupported", "--raw writes strings and numbers only; the code returned a \(value.typeName)")
             }
             _ = bytes.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, stdout) }
         }

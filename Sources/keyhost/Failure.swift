@@ -54,6 +54,14 @@ enum Failure: Error, CustomStringConvertible {
         }
     }
 
+    /// Whether a command that checks many files reports `error` in the file's place and goes on: not when nothing
+    /// could be judged (the verifier's worker failed, 75: the whole run is to be retried) or on Ctrl-C.
+    static func isOneFiles(_ error: Error) -> Bool {
+        if error is ExitCode { return false }
+        if case LuaError.interrupted = error { return false }
+        return (error as? StructuredError)?.errorKind != "verifier_unavailable"
+    }
+
     static func report(_ error: Error) {
         if json {
             writeError(ErrorJSON.document(for: error) + "\n")

@@ -18,6 +18,10 @@ struct Keyhost: ParsableCommand {
         subcommands: [Run.self, Eval.self, Repl.self, CardCommand.self, KeyCommand.self, Discover.self, TokenCommand.self, EthCommand.self, PSBTCommand.self, DescriptorCommand.self]
     )
 
+    /// The parser's own messages (an unknown option, a missing value) start as keyhost's do, so every error reads
+    /// "keyhost: …" whoever found it.
+    static var _errorPrefix: String { "keyhost: " }
+
     @Option(name: .customShort("e"), help: ArgumentHelp(
         "Run CODE and print what it returns (like 'keyhost eval'). Repeatable; before 'run FILE' or 'repl' it runs first, in the same state.",
         valueName: "code"))
@@ -99,6 +103,7 @@ struct Keyhost: ParsableCommand {
                 exitAfter { try command.run() }
             }
         }
+        if arguments.count >= 2 { scriptAsCommand(arguments[1], then: Array(arguments.dropFirst(2))) }
         let rest = Discover.normalize(Array(arguments.dropFirst()))
         guard rest.contains("--json") else { main(rest); return }
         // With --json, command-line mistakes are JSON on standard error too, like every other error.
@@ -115,6 +120,16 @@ struct Keyhost: ParsableCommand {
             Failure.writeError((code.rawValue == 64 ? ErrorJSON.usage(message(for: error)) : ErrorJSON.document(for: error)) + "\n")
             Glibc.exit(code.rawValue)
         }
+    }
+
+    /// `keyhost job.lua` (lua5.4's habit): not a command, but the fix is plain, so say it rather than "unexpected argument".
+    static func scriptAsCommand(_ first: String, then rest: [String]) {
+        guard !first.hasPrefix("-"), first != "help", !configuration.subcommands.contains(where: { $0._commandName == first }) else { return }
+        var status = stat()
+        let isFile = stat(first, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        guard first.hasSuffix(".lua") || isFile else { return }
+        // The script's own arguments are not echoed: one could be a secret typed by mistake.
+        usageExit("'\(first)' is not a command; to run a Lua script: keyhost run \(first)\(rest.isEmpty ? "" : " [ARGS…]")")
     }
 
     /// The chunk `-l [NAME=]MODULE` runs: the module into the global NAME, by default the last part of

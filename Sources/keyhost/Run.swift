@@ -10,6 +10,9 @@ struct Run: ParsableCommand {
             script), as with the standalone lua interpreter. Exit status: 0 on success, 1 on an \
             uncaught error (message and traceback on standard error), n after os.exit(n).
             """
+            + "\n" + HelpExamples.text(
+                "keyhost run hello.lua world                       # the script sees 'world' as ... and arg[1]",
+                "echo 'print(1 + 1)' | keyhost run -")
     )
 
     @Argument(help: ArgumentHelp("The script, or - for standard input.", valueName: "file"))
@@ -68,7 +71,7 @@ struct Run: ParsableCommand {
             do {
                 source = try path == "-" ? SourceFile.readStandardInput() : SourceFile.read(path)
             } catch {
-                throw Failure.message("cannot read \(error)")
+                throw Failure.kind("io", "cannot read \(error)")
             }
             let state = try Host.makeState(profile: profile)
             let chunkName = path == "-" ? "=stdin" : "@" + path

@@ -149,8 +149,12 @@ import Testing
         #expect(keyUID.count == 64)
         let replaced = try bench.error(["load-seed"], ["KEYHOST_MNEMONIC": Self.words])
         #expect(replaced["kind"] as? String == "has_key")
-        let forgotten = try bench.error(["load-seed", "--replace"], ["KEYHOST_MNEMONIC": Self.words, "KEYHOST_PASSPHRASE": "x"])
-        #expect((forgotten["message"] as? String)?.contains("--passphrase") == true)
+        // KEYHOST_PASSPHRASE is honoured as by every command that takes a mnemonic (another wallet, another key UID);
+        // --no-passphrase ignores it and loads the plain wallet again.
+        let withPassphrase = try bench.json(["load-seed", "--replace"], ["KEYHOST_MNEMONIC": Self.words, "KEYHOST_PASSPHRASE": "x"])
+        #expect(withPassphrase["key_uid"] as? String != keyUID)
+        let plain = try bench.json(["load-seed", "--replace", "--no-passphrase"], ["KEYHOST_MNEMONIC": Self.words, "KEYHOST_PASSPHRASE": "x"])
+        #expect(plain["key_uid"] as? String == keyUID)
         let loadedStatus = try bench.json(["status"])
         #expect(loadedStatus["has_master_key"] as? Bool == true)
         #expect(loadedStatus["key_uid"] as? String == keyUID)

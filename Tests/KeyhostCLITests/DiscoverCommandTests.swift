@@ -333,7 +333,6 @@ struct DiscoverCommandTests {
     }
 
     @Test(arguments: [
-        (["--source", "index:x"], "give a key source"),
         (["--xpub", "xpub661MyMwAqRbcF", "--mnemonic-env", "W", "--source", "index:x"], "exclude each other"),
         (["--mnemonic-env", "W", "--source", "index:x", "--gap-limit", "0"], "--gap-limit must be a positive integer (at least 1), got 0"),
         (["--mnemonic-env", "W", "--source", "index:x", "--change-gap-limit", "0"], "--change-gap-limit must be a positive integer (at least 1), got 0"),
@@ -386,7 +385,9 @@ struct DiscoverCommandTests {
     @Test func runtimeErrorsExitOneWithAClearMessage() throws {
         let missing = try Keyhost.run(["discover", "--mnemonic-env", "NOT_SET_ANYWHERE", "--source", "index:x"])
         #expect(missing.status == 1)
-        #expect(missing.stderr == "keyhost: the environment variable NOT_SET_ANYWHERE (the mnemonic) is not set or empty; export NOT_SET_ANYWHERE=...\n")
+        // The wording every command that takes a mnemonic uses.
+        #expect(missing.stderr == "keyhost: the environment variable NOT_SET_ANYWHERE (the mnemonic, from --mnemonic-env) is not set or empty; "
+                + "export NOT_SET_ANYWHERE=\"word1 word2 ...\"\n")
         let noFile = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:/nonexistent/used.txt"], environment: ["W": Self.words])
         #expect(noFile.status == 1)
         #expect(noFile.stderr.hasPrefix("keyhost: index file /nonexistent/used.txt: cannot be read"))
@@ -412,7 +413,7 @@ struct DiscoverCommandTests {
         let typo = Self.words.replacingOccurrences(of: "about", with: "abuot")
         let bad = try Keyhost.run(["discover", "--mnemonic-env", "W", "--source", "index:x"], environment: ["W": typo])
         #expect(bad.status == 1)
-        #expect(bad.stderr.contains("not a valid BIP39 phrase"))
+        #expect(bad.stderr.contains("is not valid"))
         #expect(!bad.stderr.contains("abuot") && !bad.stderr.contains("abandon"), "\(bad.stderr)")
         let help = try Keyhost.run(["discover", "--help"])
         #expect(help.status == 0)

@@ -172,8 +172,9 @@ import Testing
     }
 
     static let errors: [(String, [String], String?, Int32, String)] = [
-        ("no key source", ["eth", "sign-tx", "tx1559.json"], nil, 64, "give a key source"),
-        ("two key sources", ["eth", "sign-tx", "tx1559.json", "--card", "--mnemonic-env", "WORDS"], nil, 64, "not both"),
+        // No key named and no terminal to ask on: the mnemonic is asked for as every command that takes a key asks.
+        ("no key source", ["eth", "sign-tx", "tx1559.json"], nil, 1, "no mnemonic given"),
+        ("two key sources", ["eth", "sign-tx", "tx1559.json", "--card", "--mnemonic-env", "WORDS"], nil, 64, "exclude each other"),
         ("card state without virtual", ["eth", "sign-tx", "tx1559.json", "--card", "--card-state", "x"], nil, 64, "--card-state goes with --reader virtual"),
         ("reader without card", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--reader", "virtual"], nil, 64, "go with --card"),
         ("bad path", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--path", "m/x"], nil, 64, "--path m/x"),
@@ -213,7 +214,7 @@ import Testing
         let error = try #require(try Self.json(bad.stderr)["error"] as? [String: Any])
         #expect(error["kind"] as? String == "invalid_transaction")
         #expect((error["message"] as? String)?.contains("EIP-4844") == true)
-        let usage = try Keyhost.run(["eth", "sign-tx", "tx1559.json", "--json"], cwd: dir)
+        let usage = try Keyhost.run(["eth", "sign-tx", "tx1559.json", "--path", "m/x", "--json"], cwd: dir)
         #expect(usage.status == 64)
         #expect((try Self.json(usage.stderr)["error"] as? [String: Any])?["kind"] as? String == "usage")
     }

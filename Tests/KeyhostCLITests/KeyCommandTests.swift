@@ -316,7 +316,7 @@ import Testing
         #expect(!bad.stdout.contains("abandon") && !bad.stderr.contains("abandon"))
 
         let typo = Self.words.replacingOccurrences(of: "about", with: "abuot")
-        let unknown = try Self.key(["mnemonic", "check", "--stdin"], env: [:], stdin: typo)
+        let unknown = try Self.key(["mnemonic", "check", "-"], env: [:], stdin: typo)
         #expect(unknown.status == 1)
         #expect(unknown.stdout.contains("word 12 is not in the BIP39 English wordlist"), "\(unknown.stdout)")
         #expect(!unknown.stdout.contains("abuot") && !unknown.stdout.contains("about") && !unknown.stdout.contains("abandon"))

@@ -75,13 +75,14 @@ import Testing
         #expect(extract.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == theirs)
     }
 
-    @Test("finalize --json answers complete: false for an incomplete PSBT, as finalizepsbt does")
+    @Test("finalize --json answers complete: false for an incomplete PSBT, as finalizepsbt does, and exits 1 as the text form does")
     func finalizeIncompleteAsJSON() throws {
         let unsigned = try Self.make([Self.p2wpkh, Self.p2pkh])
         let dir = try Keyhost.scratch(["t.psbt": unsigned + "\n"])
         defer { try? FileManager.default.removeItem(at: dir) }
         let answer = try Keyhost.run(["psbt", "finalize", "t.psbt", "--json", "-o", "out.psbt"], cwd: dir)
-        #expect(answer.status == 0, "\(answer.stderr)")
+        // One exit status for both forms: an incomplete PSBT is not a transaction, so `finalize --json && broadcast` stops.
+        #expect(answer.status == 1, "\(answer.stderr)")
         let result = try Self.json(answer.stdout)
         #expect(result["complete"] as? Bool == false)
         #expect(result["tx"] == nil)
@@ -225,9 +226,9 @@ import Testing
     }
 
     static let errors: [(String, [String], Int32, String)] = [
-        ("no key source", ["psbt", "sign", "t.psbt"], 64, "give a key source"),
+        ("no key source", ["psbt", "sign", "t.psbt"], 1, "no mnemonic given"),
         ("mnemonic on the command line", ["psbt", "sign", "t.psbt", "--mnemonic", "abandon"], 64, "never taken on the command line"),
-        ("two key sources", ["psbt", "sign", "t.psbt", "--card", "--mnemonic-env", "WORDS"], 64, "not both"),
+        ("two key sources", ["psbt", "sign", "t.psbt", "--card", "--mnemonic-env", "WORDS"], 64, "exclude each other"),
         ("bad sighash", ["psbt", "sign", "t.psbt", "--mnemonic-env", "WORDS", "--sighash", "MOST"], 64, "--sighash MOST"),
         ("not a PSBT", ["psbt", "inspect", "junk.txt"], 1, "not a PSBT"),
         ("missing file", ["psbt", "inspect", "nope.psbt"], 1, "nope.psbt"),
@@ -314,7 +315,7 @@ import Testing
         }
         let documentedIncomplete = try #require(examples["keyhost psbt finalize examples/data/psbt_card.psbt --json (unsigned)"] as? [String: Any])
         let incomplete = try Keyhost.run(["psbt", "finalize", example, "--json"])
-        #expect(incomplete.status == 0, "\(incomplete.stderr)")
+        #expect(incomplete.status == 1, "\(incomplete.stderr)")  // printed, but not a finished transaction
         let answer = try Self.json(incomplete.stdout)
         #expect(answer["incomplete"] as? NSArray == documentedIncomplete["incomplete"] as? NSArray)
         #expect(answer["complete"] as? Bool == false)

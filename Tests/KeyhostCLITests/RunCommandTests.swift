@@ -142,9 +142,25 @@ import Testing
     }
 
     @Test func unknownOptionsAreUsageErrors() throws {
-        let run = try Keyhost.run(["frobnicate"])
-        #expect(run.status == 64)
-        #expect(run.stderr.contains("Error:"))
-        #expect(run.stdout.isEmpty)
+        // The parser's own messages start as every keyhost error does.
+        for arguments in [["frobnicate"], ["key", "address", "--no-such-option"], ["discover"]] {
+            let run = try Keyhost.run(arguments)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(run.stderr.hasPrefix("keyhost: "), "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.contains("Error:"), "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
+    @Test("keyhost FILE.lua, lua5.4's habit, is a usage error that names keyhost run FILE")
+    func scriptGivenAsCommand() throws {
+        let dir = try Keyhost.scratch(["job.lua": "print(1)\n", "job": "print(2)\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (arguments, fix) in [(["job.lua"], "keyhost run job.lua"), (["job", "x"], "keyhost run job [ARGS…]"),
+                                 (["missing.lua"], "keyhost run missing.lua")] {
+            let run = try Keyhost.run(arguments, cwd: dir)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(run.stderr.contains("is not a command") && run.stderr.contains(fix), "\(arguments): \(run.stderr)")
+        }
     }
 }

@@ -26,12 +26,14 @@ import Testing
         #expect(s2 == 0 && o2.hasPrefix("\(id)  already deposited\n"), "\(o2)")
 
         let proofs = FileManager.default.temporaryDirectory.appendingPathComponent("proofs-\(UUID().uuidString)").path
-        let (s3, o3) = try keyhost(["token", "deposit", second, "--ledger", db, "--issuer", issuer, "--proofs", proofs, "--json"])
+        // Given with a trailing slash, as shells complete a folder: the file's path still has one slash before its name.
+        let (s3, o3) = try keyhost(["token", "deposit", second, "--ledger", db, "--issuer", issuer, "--proofs", proofs + "/", "--json"])
         #expect(s3 == 1, "\(o3)")
         let json = try JSONSerialization.jsonObject(with: Data(o3.utf8)) as? [String: Any]
         let row = try #require((json?["results"] as? [[String: Any]])?.first)
         #expect(row["result"] as? String == "double_spend" && row["signer"] as? String == Hex.encode(Fixtures.keys[1].publicKey.compressed))
         let proofFile = try #require(row["proof_file"] as? String)
+        #expect(proofFile.hasPrefix(proofs + "/") && !proofFile.contains("//"), "\(proofFile)")
 
         let (s4, o4) = try keyhost(["token", "verify-proof", proofFile])
         #expect(s4 == 0 && o4.contains("token \(id)") && o4.contains("signed twice by \(Hex.encode(Fixtures.keys[1].publicKey.compressed))"), "\(o4)")
@@ -40,6 +42,12 @@ import Testing
         text[text.count - 20] = text[text.count - 20] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         let (s5, o5) = try keyhost(["token", "verify-proof", try temporaryFile(String(decoding: text, as: UTF8.self))])
         #expect(s5 == 1 && o5.contains("not a valid double-spend proof"), "\(o5)")
+        // Many files, as deposit and run take them: each verdict printed, exit 1 when any proof fails.
+        let tampered = try temporaryFile(String(decoding: text, as: UTF8.self))
+        let (sMany, oMany) = try keyhost(["token", "verify-proof", proofFile, tampered])
+        #expect(sMany == 1 && oMany.contains("valid proof: token \(id)") && oMany.contains("\(tampered): not a valid double-spend proof"), "\(oMany)")
+        let (sTwice, oTwice) = try keyhost(["token", "verify-proof", proofFile, proofFile])
+        #expect(sTwice == 0 && oTwice.components(separatedBy: "valid proof: token \(id)").count == 3, "\(oTwice)")
 
         let (s6, o6) = try keyhost(["token", "ledger", "stats", "--db", db])
         #expect(s6 == 0 && o6 == "tokens deposited: 2\ndouble spends seen: 1\n  EUR-cent: 10 in 2 tokens\n", "\(o6)")

@@ -21,7 +21,7 @@ public enum ProofFiles {
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
             throw ProofFileError(description: "cannot create the proofs folder \(dir): \(String(cString: strerror(errno)))")
         }
-        let path = "\(dir)/\(Hex.encode(proof.token.token.id)).\(Hex.encode(Hash.sha256(proof.encoded).prefix(8))).khproof"
+        let path = "\(joinable(dir))/\(Hex.encode(proof.token.token.id)).\(Hex.encode(Hash.sha256(proof.encoded).prefix(8))).khproof"
         do {
             try AtomicFile.write(Array((proof.armored + "\n").utf8), to: path, mode: 0o600, replace: false)
         } catch let error as AtomicFile.WriteError where error.code == EEXIST {
@@ -30,5 +30,13 @@ public enum ProofFiles {
             throw ProofFileError(description: "cannot write the proof \(path): \(error.problem)")
         }
         return path
+    }
+
+    /// `dir` without its trailing slashes, so a folder given as `proofs/` names `proofs/ID.….khproof`, not `proofs//ID…`;
+    /// the root folder "/" becomes "", which joins as "/ID…".
+    static func joinable(_ dir: String) -> String {
+        var folder = Substring(dir)
+        while folder.hasSuffix("/") { folder = folder.dropLast() }
+        return String(folder)
     }
 }

@@ -16,6 +16,9 @@ struct CardInfo: ParsableCommand {
         commandName: "info",
         abstract: "SELECT the Keycard applet and print what it tells about itself.",
         discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised."
+            + "\n" + HelpExamples.text(
+                "keyhost card info                                  # the first reader with a card",
+                "keyhost card info --reader virtual --card-state c.json --json")
     )
 
     @OptionGroup var card: CardSessionOptions

@@ -19,6 +19,9 @@ struct CardInit: ParsableCommand {
             cards: no instance UID, 3.x: no identity key), with --generate-secrets also {pin, puk, pairing_password} \
             (pairing_password null on 4.x).
             """
+            + "\n" + HelpExamples.text(
+                "keyhost card init --reader virtual --card-state new.json --applet 4.0   # PIN and PUK from the environment or prompts",
+                "keyhost card init --generate-secrets               # a real blank card: prints new secrets once")
     )
 
     @OptionGroup var card: CardSessionOptions

@@ -4,20 +4,30 @@ import KeyhostCrypto
 import KeyhostRecord
 import KeyhostServices
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct CardLoadSeed: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load-seed",
         abstract: "LOAD KEY: put the BIP39 seed of a mnemonic (and optional passphrase) on the card.",
         discussion: secretsHelp(["KEYHOST_MNEMONIC", "KEYHOST_PASSPHRASE (with --passphrase)", "KEYHOST_PIN",
                                  "KEYHOST_PAIRING_PASSWORD (3.x, when not paired yet)"])
-            + " KEYHOST_PASSPHRASE set without --passphrase is refused, so a passphrase is never left out by mistake."
-            + " A card that holds a key keeps it unless --replace. JSON: {key_uid}."
+            + " KEYHOST_PASSPHRASE is used when set, as by every command that takes a mnemonic; --no-passphrase loads the"
+            + " wallet without one even then. A card that holds a key keeps it unless --replace. JSON: {key_uid}."
+            + "\n" + HelpExamples.text(
+                "KEYHOST_MNEMONIC=\"$(cat words.txt)\" keyhost card load-seed --reader virtual --card-state c.json",
+                "keyhost card load-seed --passphrase --reader 0   # KEYHOST_PASSPHRASE, else a prompt")
     )
 
     @OptionGroup var card: CardSessionOptions
 
-    @Flag(help: "Add a BIP39 passphrase (from KEYHOST_PASSPHRASE or a prompt).")
+    @Flag(help: "Add a BIP39 passphrase (from KEYHOST_PASSPHRASE, else a prompt).")
     var passphrase = false
+
+    @Flag(help: "Load the seed without a BIP39 passphrase, even when KEYHOST_PASSPHRASE is set.")
+    var noPassphrase = false
 
     @Flag(help: "Replace the key the card holds (it is gone for good unless you have its backup).")
     var replace = false
@@ -25,10 +35,19 @@ struct CardLoadSeed: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    func validate() throws {
+        if passphrase && noPassphrase { throw ValidationError("--passphrase and --no-passphrase exclude each other") }
+    }
+
     func run() throws {
+        let variable = MnemonicOptions.defaultPassphraseVariable
+        // The card service reads the variable itself; with --no-passphrase it is dropped from this process's
+        // environment (load-seed starts no other program), so the service sees none and loads the plain wallet.
+        if noPassphrase { unsetenv(variable) }
+        let withPassphrase = passphrase || (!noPassphrase && SecretEnvironment.value(variable) != nil)
         try runCardCommand(card, json: json, access: .pinVerified, requirement: .initialized, human: { result in
             ["loaded the seed (key UID \(result.text("key_uid")))"]
-        }) { try $0.loadSeed(passphrase: passphrase, replace: replace) }
+        }) { try $0.loadSeed(passphrase: withPassphrase, replace: replace) }
     }
 }
 
@@ -126,6 +145,9 @@ struct CardExportKey: ParsableCommand {
             + " other paths are refused before the card is asked. The private key goes to standard output only (hex), or with"
             + " -o FILE into a new file (mode 0600, never over an existing one), and never into an error or a note."
             + " JSON with --private: {path, public_key, private_key, file} (private_key null when written to FILE)."
+            + "\n" + HelpExamples.text(
+                "keyhost card export-key --path \"m/44'/60'/0'/0/0\" --reader virtual --card-state c.json",
+                "keyhost card export-key --path \"m/84'/0'/0'\" --extended --family zpub --reader virtual --card-state c.json --json")
     )
 
     @OptionGroup var card: CardSessionOptions

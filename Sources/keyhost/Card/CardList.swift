@@ -7,7 +7,10 @@ import KeyhostServices
 struct CardList: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the PC/SC readers and whether a card is in each."
+        abstract: "List the PC/SC readers and whether a card is in each.",
+        discussion: HelpExamples.text(
+                "keyhost card list",
+                "keyhost card list --json")
     )
 
     @Flag(help: "Print JSON: an array of {index, name, card_present, atr}.")

@@ -9,6 +9,9 @@ struct CardPair: ParsableCommand {
         discussion: secretsHelp(["KEYHOST_PAIRING_PASSWORD"])
             + " A stored pairing the card still accepts is kept rather than taking a second slot. The pairing key is never printed; "
             + "it is kept in $XDG_STATE_HOME/keyhost/pairings.json (0600). JSON: {instance_uid, pairing_index, new_pairing}."
+            + "\n" + HelpExamples.text(
+                "keyhost card pair --reader virtual --card-state c.json",
+                "keyhost card pair --reader 0 --json")
     )
 
     @OptionGroup var card: CardSessionOptions

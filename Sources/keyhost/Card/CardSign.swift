@@ -14,6 +14,8 @@ struct CardSign: ParsableCommand {
             + "allows anyone holding the card (set the path with keyhost card set-pinless-path); path is then null. "
             + "--schnorr (4.x): a BIP340 signature; JSON: {path, signature, public_key, x_only} (the 64-byte signature, the "
             + "compressed and the x-only public key it verifies under)."
+            + "\n" + HelpExamples.text(
+                "keyhost card sign --path \"m/44'/60'/0'/0/0\" \"$(printf hello | sha256sum | cut -c1-64)\" --reader virtual --card-state c.json --json")
     )
 
     @OptionGroup var card: CardSessionOptions

@@ -8,6 +8,9 @@ struct CardStatus: ParsableCommand {
         abstract: "GET STATUS over the secure channel: PIN and PUK tries left, whether a key is loaded (no PIN needed).",
         discussion: secretsHelp(["KEYHOST_PAIRING_PASSWORD"], extra: "It is needed only by a 3.x card this host has not paired with yet.")
             + " JSON: {applet, instance_uid, key_uid, pin_retries, puk_retries, has_master_key, path} (path: the current key's, 3.x)."
+            + "\n" + HelpExamples.text(
+                "keyhost card status --reader virtual --card-state c.json",
+                "keyhost card status --reader 0 --json")
     )
 
     @OptionGroup var card: CardSessionOptions

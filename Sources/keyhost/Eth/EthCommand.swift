@@ -11,9 +11,11 @@ struct EthCommand: ParsableCommand {
         commandName: "eth",
         abstract: "Sign Ethereum transactions and EIP-712 typed data; decode raw transactions.",
         discussion: """
-            Keys come from --mnemonic-env VAR (the phrase from that environment variable, never from the command line) \
-            or from a Keycard with --card (PIN from KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a \
-            software card). TX.json uses the names of keyhost.eth's tables; docs/json.md shows them.
+            Keys come as for every command that takes one: a mnemonic from KEYHOST_MNEMONIC (or the variable \
+            --mnemonic-env names; on a terminal, else a prompt), never from the command line, with the passphrase of \
+            KEYHOST_PASSPHRASE when it is set (--passphrase-env VAR, --passphrase-prompt, --no-passphrase); or a Keycard \
+            with --card (PIN from KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a software card). \
+            TX.json uses the names of keyhost.eth's tables: 'keyhost eth sign-tx --help' lists them.
             """,
         subcommands: [EthSignTx.self, EthSignTypedData.self, EthDecodeTx.self]
     )

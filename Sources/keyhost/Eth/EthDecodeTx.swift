@@ -8,7 +8,10 @@ import KeyhostCrypto
 struct EthDecodeTx: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode-tx",
-        abstract: "Decode a raw signed transaction and recover its sender."
+        abstract: "Decode a raw signed transaction and recover its sender.",
+        discussion: HelpExamples.text(
+                "keyhost eth decode-tx \"$(keyhost eth sign-tx tx.json)\"",
+                "keyhost eth sign-tx tx.json | keyhost eth decode-tx - --json")
     )
 
     @Argument(help: ArgumentHelp("The raw transaction as 0x-hex, or - to read it from standard input.", valueName: "raw"))

@@ -7,7 +7,10 @@ import KeyhostCrypto
 struct EthSignTypedData: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-typed-data",
-        abstract: "Sign an EIP-712 document (eth_signTypedData_v4 JSON) and print the 65-byte signature r‖s‖v as 0x-hex."
+        abstract: "Sign an EIP-712 document (eth_signTypedData_v4 JSON) and print the 65-byte signature r‖s‖v as 0x-hex.",
+        discussion: HelpExamples.text(
+                "keyhost eth sign-typed-data permit.json",
+                "keyhost eth sign-typed-data permit.json --card --reader virtual --card-state c.json --json")
     )
 
     @Argument(help: ArgumentHelp("The typed-data document, or - for standard input.", valueName: "file.json"))

@@ -14,6 +14,11 @@ struct KeyAddress: ParsableCommand {
             --count N prints N addresses from the path's last index on; --index A-B replaces the last index with A to B.
             --json prints {address, path, kind, coin, public_key}; with --count or --index A-B, an array of them.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost key address --count 3                      # from KEYHOST_MNEMONIC, else a prompt",
+                "keyhost key address --coin eth --json",
+                "keyhost key address --xpub \"$(keyhost key xpub)\" --index 0-4",
+                "keyhost key address --card --reader virtual --card-state c.json")
     )
 
     @OptionGroup var source: KeySourceOptions

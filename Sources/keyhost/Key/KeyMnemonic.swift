@@ -19,6 +19,9 @@ struct KeyMnemonic: ParsableCommand {
                 The words go to standard output and nowhere else: redirect them to where they belong \
                 (KEYHOST_MNEMONIC="$(keyhost key mnemonic new)" keeps them off the screen). --json prints {mnemonic, words}.
                 """
+                + "\n" + HelpExamples.text(
+                    "keyhost key mnemonic new --words 12 > words.txt",
+                    "keyhost key mnemonic new --json")
         )
 
         @Option(parsing: .unconditional, help: ArgumentHelp("How many words: 12, 15, 18, 21 or 24 (128 to 256 bits of entropy).", valueName: "n"))
@@ -50,18 +53,28 @@ struct KeyMnemonic: ParsableCommand {
             commandName: "check",
             abstract: "Check a BIP39 mnemonic: exit 0 when valid, 1 when not, saying why without showing it.",
             discussion: """
-                The phrase comes from --stdin, from the variable --mnemonic-env names, else KEYHOST_MNEMONIC, else a \
-                prompt that does not echo; never from the command line. A problem is named precisely: the word count, \
+                The phrase comes from standard input with - (as every command reads -), from the variable \
+                --mnemonic-env names, else KEYHOST_MNEMONIC, else a prompt that does not echo; never from the command line. A problem is named precisely: the word count, \
                 the POSITION of a word not in the wordlist, or a checksum that does not match. Neither the phrase nor \
                 any word of it is printed, because output ends up in logs and scrollback; --suggest adds up to three \
                 wordlist words close to an unknown one (which points at a word of the secret: use it at a private terminal).
                 --json prints {valid, words} or {valid, problem (word_count, unknown_word, checksum, too_long), message, \
                 position, suggestions}.
+                Examples:
+                  keyhost key mnemonic new | keyhost key mnemonic check -
+                  keyhost key mnemonic check --mnemonic-env WORDS --json
                 """
         )
 
-        @Flag(help: "Read the mnemonic from standard input.")
+        // `-` (the argument) is how every command names standard input; --stdin is the older spelling, kept working.
+        @Flag(help: .hidden)
         var stdin = false
+
+        /// `-`, or words typed on the command line (refused).
+        @Argument(help: ArgumentHelp("- to read the mnemonic from standard input.", valueName: "-"))
+        var input: [String] = []
+
+        var fromStandardInput: Bool { stdin || input == ["-"] }
 
         @Option(help: ArgumentHelp("Read the mnemonic from environment variable VAR (default KEYHOST_MNEMONIC, else a prompt).", valueName: "var"))
         var mnemonicEnv: String?
@@ -72,16 +85,14 @@ struct KeyMnemonic: ParsableCommand {
         @Flag(help: "Print a JSON object {valid, words} or {valid, problem, message, position, suggestions}.")
         var json = false
 
-        // Words typed on the command line are already in shell history; catch them to refuse without echoing any.
-        @Argument(help: .hidden) var words: [String] = []
-
         func validate() throws {
-            if !words.isEmpty {
+            // Words typed on the command line are already in shell history; refused without echoing any.
+            if !input.isEmpty && (input != ["-"] || stdin) {
                 throw ValidationError("a mnemonic is never taken on the command line (it is now in your shell history: consider it exposed); "
-                    + "pipe it with --stdin, export KEYHOST_MNEMONIC, or type it at the prompt")
+                    + "pipe it in with -, export KEYHOST_MNEMONIC, or type it at the prompt")
             }
             try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv)])
-            if stdin && mnemonicEnv != nil { throw ValidationError("--stdin and --mnemonic-env exclude each other") }
+            if fromStandardInput && mnemonicEnv != nil { throw ValidationError("- (standard input) and --mnemonic-env exclude each other") }
         }
 
         func run() throws {
@@ -127,8 +138,8 @@ struct KeyMnemonic: ParsableCommand {
         struct StandardInputTooLong: Error {}
 
         private func read() throws -> SecretBytes {
-            guard stdin else {
-                return try SecretEnvironment.mnemonic(variable: mnemonicEnv, alternatives: ", or pipe it with --stdin").phrase
+            guard fromStandardInput else {
+                return try SecretEnvironment.mnemonic(variable: mnemonicEnv, alternatives: ", or pipe it in with -").phrase
             }
             // Read well past the phrase limit so the parser names the length; the copy is wiped at once.
             var bytes: [UInt8]

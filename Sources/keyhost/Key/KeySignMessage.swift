@@ -15,6 +15,10 @@ struct KeySignMessage: ParsableCommand {
             With --card the card signs the message hash at the path; the recovery id comes from the public key it returns.
             --json prints {address, signature, path, kind, coin, public_key}.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost key sign-message \"hello\"",
+                "keyhost key sign-message --coin eth --json \"hello\"",
+                "keyhost key sign-message --coin eth --card --reader virtual --card-state c.json \"hello\"")
     )
 
     @OptionGroup var message: MessageOptions
@@ -52,13 +56,13 @@ struct KeySignMessage: ParsableCommand {
             if ethereum {
                 text = "0x" + Hex.encode(signature.rsv)
                 guard try EthereumMessage.recoverAddress(bytes, signature: signature.rsv) == address else {
-                    throw Failure.message("the signature does not recover to \(address); nothing was printed")
+                    throw Failure.kind("wrong_signer", "the signature does not recover to \(address); nothing was printed")
                 }
             } else {
                 text = try BitcoinMessage.encode(signature, kind: target.kind, compressed: true)
                 // A check that costs one recovery: a card's answer or a header choice that went wrong never leaves keyhost.
                 guard try BitcoinMessage.verify(bytes, signature: text, address: address, coin: target.coin) else {
-                    throw Failure.message("the signature does not verify for \(address); nothing was printed")
+                    throw Failure.kind("wrong_signer", "the signature does not verify for \(address); nothing was printed")
                 }
             }
             guard json else { print(text); return }

@@ -20,15 +20,13 @@ final class KeySource {
     static func open(_ options: KeySourceOptions) throws -> KeySource {
         switch options.kind {
         case .xpub:
-            guard let parsed = try options.parsedXpub() else { throw Failure.message("--xpub is missing") }
+            guard let parsed = try options.parsedXpub() else { throw Failure.kind("invalid_argument", "--xpub is missing") }
             return KeySource(.xpub(parsed.node))
-        case .card:
-            return KeySource(.card(try options.cardOptions.connect()))
-        case .mnemonic:
-            let (phrase, origin) = try SecretEnvironment.mnemonic(variable: options.mnemonicEnv, alternatives: "; or use --xpub KEY or --card")
-            let mnemonic = try SecretEnvironment.parse(phrase, origin: origin)
-            let passphrase = try SecretEnvironment.passphrase(variable: options.passphraseEnv, prompt: options.passphrasePrompt)
-            return KeySource(.seed(try HDNode(seed: mnemonic.seed(passphrase: passphrase.text))))
+        case .card, .mnemonic:
+            switch try options.signing.open(alternatives: "; or use --xpub KEY or --card") {
+            case .seed(let master): return KeySource(.seed(master))
+            case .card(let connection): return KeySource(.card(connection))
+            }
         }
     }
 
@@ -88,10 +86,10 @@ final class KeySource {
         switch backing {
         case .seed(let master):
             let node = try master.derive(path)
-            guard let key = node.privateKey else { throw Failure.message("no private key at \(path)") }
+            guard let key = node.privateKey else { throw Failure.kind("unsupported", "no private key at \(path)") }
             return (try key.signRecoverable(digest: digest), key.publicKey)
         case .xpub:
-            throw Failure.message("an --xpub holds no private key and cannot sign; use the mnemonic or --card")
+            throw Failure.kind("unsupported", "an --xpub holds no private key and cannot sign; use the mnemonic or --card")
         case .card(let connection):
             // The card returns its public key; KeycardSignature found the recovery id by recovering that key.
             let answer = try connection.card.sign(digest: digest, mode: .derive(KeyPath(source: .master, components: path.indexes)))

@@ -1,59 +1,24 @@
 import ArgumentParser
 import KeyhostCrypto
 
-/// Where `keyhost key` takes keys from: a mnemonic (environment or prompt), `--xpub`, or `--card`.
+/// Where `keyhost key` takes keys from: the signing sources every key command shares (a mnemonic, `--card`), plus
+/// `--xpub` for public derivation.
 struct KeySourceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the BIP39 mnemonic from environment variable VAR (default KEYHOST_MNEMONIC; when that is unset, a prompt on the terminal that does not echo).", valueName: "var"))
-    var mnemonicEnv: String?
-
-    @Option(help: ArgumentHelp("Read the BIP39 passphrase from environment variable VAR (default: no passphrase).", valueName: "var"))
-    var passphraseEnv: String?
-
-    @Flag(help: "Type the BIP39 passphrase at a prompt on the terminal that does not echo.")
-    var passphrasePrompt = false
+    @OptionGroup var signing: SigningKeyOptions
 
     @Option(help: ArgumentHelp("An extended public key (xpub, ypub, zpub, tpub, upub, vpub, ...): public derivation only, and --path is relative to it.", valueName: "key"))
     var xpub: String?
 
-    @Flag(help: "Use a Keycard's key (PIN from KEYHOST_PIN, pairing password from KEYHOST_PAIRING_PASSWORD, else prompts that do not echo).")
-    var card = false
-
-    /// --reader and --card-state, shared with the token commands that open a Keycard the same way.
-    @OptionGroup var cardOptions: TokenCardOptions
-
-    // Secrets never come from argv (shell history, ps): these exist only to refuse them with the fix.
-    @Option(help: .hidden) var mnemonic: String?
-    @Option(help: .hidden) var passphrase: String?
-    @Option(help: .hidden) var pin: String?
-    @Option(help: .hidden) var seed: String?
-    @Option(name: .customLong("private-key"), help: .hidden) var privateKey: String?
-
     /// Which source the options pick.
     enum Kind { case mnemonic, xpub, card }
 
-    var kind: Kind { xpub != nil ? .xpub : card ? .card : .mnemonic }
+    var kind: Kind { xpub != nil ? .xpub : signing.card ? .card : .mnemonic }
 
     func validate() throws {
-        try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
-        try SecretArguments.refuse([("--reader", cardOptions.reader), ("--card-state", cardOptions.cardState)], strict: false)
-        if mnemonic != nil {
-            throw ValidationError("a mnemonic is never taken on the command line (shell history, ps); "
-                + "export it as KEYHOST_MNEMONIC, or name another variable with --mnemonic-env VAR, or type it at the prompt")
+        if xpub != nil {
+            if signing.card { throw ValidationError("--xpub and --card exclude each other; give one key source") }
+            try signing.secrets.refuse(with: "--xpub")
         }
-        if passphrase != nil {
-            throw ValidationError("a BIP39 passphrase is never taken on the command line; put it in an environment variable and pass its name: --passphrase-env VAR")
-        }
-        if pin != nil { throw ValidationError("a PIN is never taken on the command line; set KEYHOST_PIN or type it at the prompt") }
-        if seed != nil || privateKey != nil {
-            throw ValidationError("seeds and private keys are never taken on the command line; use the mnemonic (KEYHOST_MNEMONIC or --mnemonic-env VAR) or --card")
-        }
-        let sources = [xpub.map { _ in "--xpub" }, card ? "--card" : nil, mnemonicEnv.map { _ in "--mnemonic-env" }].compactMap { $0 }
-        if sources.count > 1 { throw ValidationError("\(sources.joined(separator: " and ")) exclude each other; give one key source") }
-        if passphraseEnv != nil && passphrasePrompt { throw ValidationError("--passphrase-env and --passphrase-prompt exclude each other") }
-        if passphrasePrompt && kind != .mnemonic { throw ValidationError("--passphrase-prompt goes with a mnemonic, not with \(sources[0])") }
-        if passphraseEnv != nil && kind != .mnemonic { throw ValidationError("--passphrase-env goes with a mnemonic, not with \(sources[0])") }
-        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
-        try cardOptions.validate()
         _ = try parsedXpub()
     }
 

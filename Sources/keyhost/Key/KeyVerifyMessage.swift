@@ -20,6 +20,9 @@ struct KeyVerifyMessage: ParsableCommand {
             comes from the address (or --coin). The verdict is one line on standard output.
             --json prints {valid, address, coin} (and recovered_address for Ethereum).
             """
+            + "\n" + HelpExamples.text(
+                "keyhost key verify-message 0x9858EfFD232B4033E47d90003D41EC34EcaEda94 \"$(keyhost key sign-message --coin eth hello)\" hello",
+                "keyhost key verify-message bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu \"$(keyhost key sign-message hi)\" hi --json")
     )
 
     @Argument(help: ArgumentHelp("The signer's address (Bitcoin-like or 0x Ethereum).", valueName: "address"))

@@ -18,6 +18,10 @@ struct KeyXpub: ParsableCommand {
             pkh, sh(wpkh), wpkh or tr by the kind, with the origin [master fingerprint/path] and checksum), ready for \
             Bitcoin Core's importdescriptors, Sparrow or BDK; with --json it adds {descriptors: {receive, change, multipath}}.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost key xpub --family zpub",
+                "keyhost key xpub --descriptor --json",
+                "keyhost key xpub --card --path \"m/84'/0'/0'\" --reader virtual --card-state c.json")
     )
 
     @OptionGroup var source: KeySourceOptions

@@ -12,7 +12,7 @@ enum SecretArguments {
             guard let why = reason(value, strict: strict) else { continue }
             throw ValidationError("the value of \(option) looks like \(why), so it is not shown; secrets are never taken on the command line "
                 + "(shell history, ps). A mnemonic goes in KEYHOST_MNEMONIC (or the variable --mnemonic-env names), a passphrase in "
-                + "the variable --passphrase-env names, a PIN in KEYHOST_PIN; if it was a real secret, consider it exposed")
+                + "KEYHOST_PASSPHRASE (or the variable --passphrase-env names), a PIN in KEYHOST_PIN; if it was a real secret, consider it exposed")
         }
     }
 

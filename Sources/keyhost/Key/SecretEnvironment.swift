@@ -5,7 +5,8 @@ import KeyhostCrypto
 import Glibc
 #endif
 
-/// Secrets for `keyhost key`: a mnemonic or passphrase from an environment variable, else typed at the terminal
+/// Secrets for every command that takes a mnemonic (`MnemonicOptions` applies the policy): a mnemonic or passphrase
+/// from an environment variable, else typed at the terminal
 /// with echo off. Values are copied straight from the environment block into wiped-on-release storage (not
 /// through ProcessInfo, whose dictionary of Strings lives for the whole process). Messages name the variable,
 /// never the value.
@@ -58,7 +59,7 @@ enum SecretEnvironment {
         }
         guard let variable else { return SecretBytes([UInt8]()) }
         guard let secret = value(variable) else {
-            throw Failure.kind("no_secret", "the environment variable \(variable) (the BIP39 passphrase, from --passphrase-env) is not set or empty; export it, or drop --passphrase-env for no passphrase")
+            throw Failure.kind("no_secret", "the environment variable \(variable) (the BIP39 passphrase, from --passphrase-env) is not set or empty; export it, or give --no-passphrase for none")
         }
         return secret
     }

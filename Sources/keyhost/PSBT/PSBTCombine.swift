@@ -8,6 +8,8 @@ struct PSBTCombine: ParsableCommand {
         commandName: "combine",
         abstract: "Merge PSBTs of one transaction (signatures from several signers) into one (BIP174 combiner).",
         discussion: "Fields the first PSBT lacks are added from the others; a field in several keeps the first's value."
+            + "\n" + HelpExamples.text(
+                "keyhost psbt combine tx.psbt signed.psbt -o both.psbt")
     )
 
     @Argument(help: ArgumentHelp("Two or more PSBTs (binary or base64) of the same transaction; - for standard input.", valueName: "file"))

@@ -10,9 +10,11 @@ struct PSBTCommand: ParsableCommand {
         abstract: "Inspect, sign, combine and finalize PSBTs (BIP174 v0, BIP370 v2, taproot BIP371).",
         discussion: """
             FILE is a PSBT in binary or base64, or - for standard input. Signed and finalized PSBTs are written in \
-            the form they were read in (-o OUT), or as base64 on standard output. Keys come from --mnemonic-env VAR \
-            (the phrase from that environment variable, never from the command line) or a Keycard with --card (PIN \
-            from KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a software card); keyhost signs the \
+            the form they were read in (-o OUT), or as base64 on standard output. Keys come as for every command that \
+            takes one: a mnemonic from KEYHOST_MNEMONIC (or the variable --mnemonic-env names; on a terminal, else a \
+            prompt), never from the command line, with the passphrase of KEYHOST_PASSPHRASE when it is set \
+            (--passphrase-env VAR, --passphrase-prompt, --no-passphrase); or a Keycard with --card (PIN from \
+            KEYHOST_PIN or a prompt; --reader virtual --card-state FILE for a software card). keyhost signs the \
             inputs whose BIP32 origins name that master key's fingerprint. docs/json.md shows the --json output.
             """,
         subcommands: [PSBTInspect.self, PSBTSign.self, PSBTCombine.self, PSBTFinalize.self]

@@ -12,9 +12,15 @@ struct PSBTFinalize: ParsableCommand {
         discussion: """
             Every input must be signed (or already final): an input that cannot be finalized is an error naming it. \
             With --json, as Bitcoin Core's finalizepsbt: the inputs that can be are finalized, and an incomplete PSBT \
-            is an answer, not an error: {complete: false, psbt, incomplete: [{input, reason}]} (written with -o, \
+            is still printed: {complete: false, psbt, incomplete: [{input, reason}]} (written with -o, \
             never as a transaction); a complete one is {complete: true, psbt, tx, txid, vsize}.
+            Exit status: 0 when the PSBT is complete, 1 when an input is left (in text and JSON alike, as \
+            verify-message exits 1 for an invalid signature), 64 for a bad option.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost psbt finalize signed.psbt --extract   # the transaction as hex, to broadcast",
+                "keyhost psbt finalize signed.psbt -o final.psbt",
+                "keyhost psbt finalize signed.psbt --json")
     )
 
     @Argument(help: ArgumentHelp("The PSBT (binary or base64), or - for standard input.", valueName: "file"))
@@ -40,7 +46,8 @@ struct PSBTFinalize: ParsableCommand {
                         ("complete", .bool(false)), ("psbt", .string(psbt.base64)),
                         ("incomplete", .array(left.map { .object([("input", .integer(Int64($0.input))), ("reason", .string($0.reason))]) })),
                     ]).json())
-                    return
+                    // Not a finished transaction: the same status as the text form's error, so `&&` never broadcasts.
+                    throw ExitCode(1)
                 }
             }
             try psbt.finalize()

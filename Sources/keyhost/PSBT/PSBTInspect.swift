@@ -9,7 +9,10 @@ struct PSBTInspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
         abstract: "Show a PSBT's inputs, outputs with addresses, amounts, fee, and warnings.",
-        discussion: "With a key source (--mnemonic-env VAR or --card), inputs it can sign and outputs paying back to it (change) are marked."
+        discussion: "With a key source (KEYHOST_MNEMONIC, --mnemonic-env VAR or --card), inputs it can sign and outputs paying back to it (change) are marked."
+            + "\n" + HelpExamples.text(
+                "keyhost psbt inspect tx.psbt --coin test",
+                "keyhost psbt inspect tx.psbt --coin test --json --no-passphrase")
     )
 
     @Argument(help: ArgumentHelp("The PSBT (binary or base64), or - for standard input.", valueName: "file"))
@@ -30,7 +33,7 @@ struct PSBTInspect: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             let (psbt, _) = try PSBTCommand.read(file)
-            let opened = try keys.open()
+            let opened = try keys.open(required: false)
             defer { opened?.connection?.close() }
             let summary = try psbt.summary(coin: Coin.named(coin) ?? .bitcoin, signer: opened?.source)
             if json {

@@ -14,6 +14,9 @@ struct PSBTSign: ParsableCommand {
             witness_utxo alone. An input naming a sighash type is signed with that type; --sighash TYPE asks for one \
             and refuses inputs that name another.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost psbt sign tx.psbt -o signed.psbt             # keys from KEYHOST_MNEMONIC (and KEYHOST_PASSPHRASE)",
+                "keyhost psbt sign tx.psbt --card --reader virtual --card-state c.json --json")
     )
 
     @Argument(help: ArgumentHelp("The PSBT (binary or base64), or - for standard input.", valueName: "file"))
@@ -34,7 +37,6 @@ struct PSBTSign: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if !keys.given { throw ValidationError("give a key source: --mnemonic-env VAR or --card") }
         if let sighash, SighashType(name: sighash) == nil {
             throw ValidationError("--sighash \(sighash): unknown type; use ALL, NONE, SINGLE (optionally |ANYONECANPAY) or DEFAULT")
         }
@@ -43,7 +45,7 @@ struct PSBTSign: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             var (psbt, base64) = try PSBTCommand.read(file)
-            guard let (source, connection) = try keys.open() else { return }
+            guard let (source, connection) = try keys.open(required: true) else { return }
             defer { connection?.close() }
             let before = connection?.apduCount ?? 0
             let report = try psbt.sign(with: source, options: PSBTSigningOptions(allowWitnessUTXOOnly: allowWitnessUtxo,

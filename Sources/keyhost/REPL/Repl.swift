@@ -18,6 +18,9 @@ struct Repl: ParsableCommand {
             secret (BIP39 words, an extended private key, WIF, 32 bytes of hex, a PIN-like string of \
             digits) are never saved. When standard input is not a terminal, it runs as a script.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost repl",
+                "keyhost -l keyhost.psbt repl                       # psbt is a global at the prompt")
     )
 
     @Argument(help: ArgumentHelp("Values for the global table arg (arg[1], arg[2], …), as a script gets them.", valueName: "arg"))
@@ -48,7 +51,7 @@ struct Repl: ParsableCommand {
         let session = try ReplSession(state: state)
         for code in preamble {
             switch try session.evaluate(code, chunkName: "=(command line)") {
-            case .incomplete(let message), .failed(let message): throw Failure.message(message)
+            case .incomplete(let message), .failed(let message): throw Failure.kind("lua_error", message)
             case .succeeded(let output): if let output { print(output) }
             }
         }

@@ -26,7 +26,7 @@ struct ReplSession {
         guard case .table(let fields)? = module.first,
             case .reference(let eval) = fields["eval"], case .reference(let complete) = fields["complete"],
             case .reference(let call) = fields["call"]
-        else { throw Failure.message("keyhost.repl did not load; is stdlib/ installed next to keyhost?") }
+        else { throw Failure.kind("setup", "keyhost.repl did not load; is stdlib/ installed next to keyhost?") }
         evalFunction = eval
         completeFunction = complete
         callFunction = call

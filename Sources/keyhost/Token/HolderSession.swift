@@ -13,7 +13,7 @@ struct HolderSession {
     init(wallet: TokenWallet, card: TokenCardOptions?) throws {
         if let software = try wallet.softwareSigner() {
             if card?.given == true {
-                throw Failure.message("--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
+                throw Failure.kind("invalid_argument", "--reader and --card-state are for card-bound wallets; this wallet's holder key is in the wallet file")
             }
             signer = software
             connection = nil

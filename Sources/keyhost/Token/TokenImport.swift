@@ -5,21 +5,31 @@ import KeyhostCrypto
 import KeyhostTokens
 import KeyhostWallet
 
-/// `keyhost token import FILE`.
+/// `keyhost token import FILE…`.
 struct TokenImport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Add the tokens of a file to the wallet, after checking each (signature, holder, bytecode trust).",
-        discussion: "One bad token refuses the whole file. Importing a token again changes nothing."
+        abstract: "Add the tokens of files to the wallet, after checking each (signature, holder, bytecode trust).",
+        discussion: """
+            Every file is read and every token checked before any is added (as deposit reads all its files first): \
+            one bad token refuses the whole import, exit 1. Importing a token again changes nothing (exit 0).
+            Examples:
+              keyhost token import voucher.tok
+              keyhost token import *.tok --json
+            """
     )
     @OptionGroup var options: WalletOptions
-    @Argument(help: ArgumentHelp("A file of armoured tokens, or - for standard input.", valueName: "file")) var file: String
+    @Argument(help: ArgumentHelp("Files of armoured tokens, or - for standard input.", valueName: "file")) var files: [String]
     @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one token file (or - for standard input)") }
+    }
 
     func run() throws {
         try Failure.exitOnError {
             let wallet = try options.open()
-            let tokens = try TokenArmor.tokens(in: try readTokenFile(file), source: file)
+            let tokens = try files.flatMap { file in try TokenArmor.tokens(in: try readTokenFile(file), source: file) }
             let results = try wallet.importTokens(tokens, now: currentUnixTime())
             var rows: [Record] = []
             for (signed, result) in zip(tokens, results) {
@@ -84,7 +94,7 @@ struct TokenTrust: ParsableCommand {
     func run() throws {
         try Failure.exitOnError {
             guard let bytes = try? Hex.decode(issuer), bytes.count == 32, (try? XOnlyPublicKey(bytes: bytes)) != nil else {
-                throw Failure.message("the issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(issuer.prefix(80).debugDescription)")
+                throw Failure.kind("invalid_argument", "the issuer must be an x-only public key, 32 bytes in hex (64 digits), got \(issuer.prefix(80).debugDescription)")
             }
             let wallet = try options.open()
             if remove {

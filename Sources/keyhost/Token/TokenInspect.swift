@@ -26,7 +26,7 @@ struct TokenInspect: ParsableCommand {
             let wallet = try existingWallet()
             let tokens: [SignedToken]
             if file != "-", !SourceFile.exists(file), file.count >= 4, file.allSatisfy(\.isHexDigit) {
-                guard let wallet else { throw Failure.message("\(file) is neither a file nor, with no wallet, a token id") }
+                guard let wallet else { throw Failure.kind("not_found", "\(file) is neither a file nor, with no wallet, a token id") }
                 tokens = [try wallet.store.find(idPrefix: file).token]
             } else {
                 tokens = try TokenArmor.tokens(in: try readTokenFile(file), source: file)
@@ -99,6 +99,6 @@ func readTokenFile(_ path: String) throws -> [UInt8] {
     do {
         return path == "-" ? try SourceFile.readStandardInput() : try SourceFile.read(path)
     } catch {
-        throw Failure.message("cannot read \(error)")
+        throw Failure.kind("io", "cannot read \(error)")
     }
 }

@@ -20,6 +20,8 @@ struct TokenIssue: ParsableCommand {
             line): a 32-byte private key in hex, or a BIP39 mnemonic (key at \(IssuerKey.mnemonicPath)). The \
             armoured token ('khtok1:…') goes to standard output, or to --output (created 0600, never overwritten).
             """
+            + "\n" + HelpExamples.text(
+                "keyhost token issue --program keyhost.cash --value 500 --unit EUR-cent --to 02…holder… --issuer-key-env ISSUER_KEY -o cash.tok")
     )
 
     @Option(help: ArgumentHelp("The token's Lua program (source): a file, or a module of keyhost's stdlib by name, such as keyhost.cash.", valueName: "file|module"))
@@ -105,13 +107,13 @@ struct TokenIssue: ParsableCommand {
             var software: PrivateKey?
             if let issuerKeyEnv {
                 guard let secret = getenv(issuerKeyEnv).map({ String(cString: $0) }), !secret.isEmpty else {
-                    throw Failure.message("the environment variable \(issuerKeyEnv) (--issuer-key-env) is not set: put the issuer's private key (hex) or mnemonic there")
+                    throw Failure.kind("no_secret", "the environment variable \(issuerKeyEnv) (--issuer-key-env) is not set: put the issuer's private key (hex) or mnemonic there")
                 }
                 software = try IssuerKey.from(secret: secret)
             }
             let holderBytes = try? Hex.decode(to)
             guard let holderBytes, holderBytes.count == 33, let holder = try? PublicKey(bytes: holderBytes) else {
-                throw Failure.message("--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
+                throw Failure.kind("invalid_argument", "--to must be the holder's compressed public key, 33 bytes in hex (66 digits), got \(to.debugDescription)")
             }
             var code: [UInt8]
             code = try Self.programSource(program)
@@ -167,17 +169,17 @@ struct TokenIssue: ParsableCommand {
         if LuaName.isModule(given), !SourceFile.exists(given) {
             let relative = given.split(separator: ".").joined(separator: "/") + ".lua"
             guard let stdlib = Stdlib.directory, SourceFile.exists(stdlib + "/" + relative) else {
-                throw Failure.message("--program \(given): no such file, and no module \(given) in keyhost's stdlib\(Stdlib.directory.map { " (\($0))" } ?? ""); give a file or a module such as keyhost.cash")
+                throw Failure.kind("not_found", "--program \(given): no such file, and no module \(given) in keyhost's stdlib\(Stdlib.directory.map { " (\($0))" } ?? ""); give a file or a module such as keyhost.cash")
             }
-            do { return try SourceFile.read(stdlib + "/" + relative) } catch { throw Failure.message("cannot read \(error)") }
+            do { return try SourceFile.read(stdlib + "/" + relative) } catch { throw Failure.kind("io", "cannot read \(error)") }
         }
-        do { return try SourceFile.read(given) } catch { throw Failure.message("cannot read \(error)") }
+        do { return try SourceFile.read(given) } catch { throw Failure.kind("io", "cannot read \(error)") }
     }
 
     /// Compiles the program in a fresh state; returns its bytecode (`string.dump`) when asked.
     static func compile(_ code: [UInt8], chunkName: String, dump: Bool) throws -> [UInt8] {
         do { return try ProgramCompiler.compile(code, chunkName: chunkName, dump: dump) } catch let error as TokenError {
-            throw Failure.message(error.message)
+            throw Failure.kind("syntax", error.message)
         }
     }
 }

@@ -60,7 +60,7 @@ struct TokenRequest: ParsableCommand {
         try Failure.exitOnError {
             let issuers = try issuer.map { text -> XOnlyPublicKey in
                 guard let bytes = try? Hex.decode(text), bytes.count == 32, let key = try? XOnlyPublicKey(bytes: bytes) else {
-                    throw Failure.message("--issuer must be an x-only public key, 32 bytes in hex, got \(text.prefix(80).debugDescription)")
+                    throw Failure.kind("invalid_argument", "--issuer must be an x-only public key, 32 bytes in hex, got \(text.prefix(80).debugDescription)")
                 }
                 return key
             }
@@ -96,6 +96,9 @@ struct TokenPay: ParsableCommand {
             (stdlib/keyhost/cash.lua does). No change is made: without tokens that make the amount exactly, nothing is \
             spent. Paying the same request again prints the same payment (and finishes one that was interrupted).
             """
+            + "\n" + HelpExamples.text(
+                "keyhost token pay invoice.khreq -o payment.khpay",
+                "keyhost token pay - --json < invoice.khreq")
     )
     @OptionGroup var options: WalletOptions
     @OptionGroup var cardOptions: TokenCardOptions

@@ -23,6 +23,9 @@ struct TokenRun: ParsableCommand {
             run that completed is committed in one durable transaction. A token that fails stays HELD and is reported \
             (exit status 1) without holding back the others. The same --arg/--int go to every program.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost token run 3fa9c1 --arg shop=bakery --receipt r.rcpt",
+                "keyhost token run 3fa9c1 77b0e2 --json             # a batch: one commit for all")
     )
     @OptionGroup var options: WalletOptions
     @OptionGroup var cardOptions: TokenCardOptions
@@ -177,7 +180,7 @@ struct TokenReceipt: ParsableCommand {
             let wallet = try options.open()
             let stored = try wallet.store.find(idPrefix: id)
             guard let receipt = try wallet.receipt(id: stored.token.token.id) else {
-                throw Failure.message("token \(Hex.encode(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
+                throw Failure.kind("not_found", "token \(Hex.encode(stored.token.token.id)) has not run (it is \(stored.state.rawValue)): it has no receipt")
             }
             if let output { try OutputFile.create(output, text: receipt.armored + "\n") }
             if json {
@@ -198,37 +201,71 @@ struct TokenReceipt: ParsableCommand {
 struct TokenVerifyReceipt: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-receipt",
-        abstract: "Check a receipt without trusting the wallet: both signatures, then re-run the program and compare the effects.",
-        discussion: "Exit status 0 when the receipt holds, 1 when it does not."
+        abstract: "Check receipts without trusting the wallet: both signatures, then re-run the program and compare the effects.",
+        discussion: """
+            Each file is checked on its own (as deposit and run treat theirs). Exit status 0 when every receipt holds, \
+            1 when any does not (or cannot be read). --json prints one receipt's verdict as {valid, …}; with several \
+            files {results: [{file, valid, …} or {file, valid: false, error}]}.
+            Examples:
+              keyhost token verify-receipt r.rcpt
+              keyhost token verify-receipt receipts/*.rcpt --json
+            """
     )
-    @Argument(help: ArgumentHelp("A receipt file ('khrcpt1:…'), or - for standard input.", valueName: "file")) var file: String
+    @Argument(help: ArgumentHelp("Receipt files ('khrcpt1:…'), or - for standard input.", valueName: "file")) var files: [String]
     @Flag(help: "Allow the token's program to be bytecode (only for issuers you trust).") var trustBytecode = false
     @Flag(help: "Print JSON.") var json = false
 
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one receipt file (or - for standard input)") }
+    }
+
     func run() throws {
+        var failed = false
         try Failure.exitOnError {
-            // Started first, so the fork server gets ready while the receipt is read and checked.
+            // Started first, so the fork server gets ready while the receipts are read and checked.
             let runner = WorkerRunner.forkingCurrent()
             runner.start()
             defer { runner.stop() }
-            let receipt = try SignedReceipt(armored: try readTokenFile(file), source: file)
-            let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: trustBytecode)
-            if json {
-                print(Record.object([
-                    ("valid", .bool(report.isValid)), ("issuer_signature_valid", .bool(report.issuerSignatureValid)),
-                    ("holder_signature_valid", .bool(report.holderSignatureValid)), ("problems", .strings(report.problems)),
-                    ("effects_match", report.effectsMatch.map(Record.bool) ?? .null),
-                    ("token_id", .bytes(receipt.receipt.token.token.id)), ("receipt_id", .bytes(receipt.id)),
-                ]).json())
-            } else {
-                print("receipt \(Hex.encode(receipt.id)) for token \(Hex.encode(receipt.receipt.token.token.id))")
-                print("  issuer signature  \(report.issuerSignatureValid ? "valid" : "INVALID")")
-                print("  holder signature  \(report.holderSignatureValid ? "valid" : "INVALID")")
-                print("  re-run effects    \(report.effectsMatch.map { $0 ? "match (\(receipt.receipt.effects.count) records)" : "DIFFER" } ?? "not compared")")
-                for problem in report.problems { print("  problem: \(problem)") }
-                print(report.isValid ? "valid" : "NOT VALID")
+            var results: [Record] = []
+            for file in files {
+                do {
+                    let (valid, fields) = try check(file, runner: runner)
+                    if !valid { failed = true }
+                    results.append(.object((files.count > 1 ? [("file", .string(file))] : []) + fields))
+                } catch where files.count > 1 && Failure.isOneFiles(error) {
+                    // One unreadable receipt does not hide the others' verdicts.
+                    failed = true
+                    if json {
+                        guard case .object(let fields)? = ErrorJSON.record(for: error)["error"] else { continue }
+                        results.append(.object([("file", .string(file)), ("valid", .bool(false)), ("error", .object(fields))]))
+                    } else {
+                        Failure.report(error)
+                    }
+                }
             }
-            if !report.isValid { throw ExitCode(1) }
+            if json { print((files.count == 1 ? results[0] : Record.object([("results", .array(results))])).json()) }
         }
+        if failed { throw ExitCode(1) }
+    }
+
+    /// One receipt checked: whether it holds, and its fields (printed as text unless --json).
+    private func check(_ file: String, runner: WorkerRunner) throws -> (Bool, [(String, Record)]) {
+        let receipt = try SignedReceipt(armored: try readTokenFile(file), source: file)
+        let report = ReceiptVerifier(runner: runner.run).verify(receipt, bytecodeAllowed: trustBytecode)
+        if !json {
+            if files.count > 1 { print("\(file):") }
+            print("receipt \(Hex.encode(receipt.id)) for token \(Hex.encode(receipt.receipt.token.token.id))")
+            print("  issuer signature  \(report.issuerSignatureValid ? "valid" : "INVALID")")
+            print("  holder signature  \(report.holderSignatureValid ? "valid" : "INVALID")")
+            print("  re-run effects    \(report.effectsMatch.map { $0 ? "match (\(receipt.receipt.effects.count) records)" : "DIFFER" } ?? "not compared")")
+            for problem in report.problems { print("  problem: \(problem)") }
+            print(report.isValid ? "valid" : "NOT VALID")
+        }
+        return (report.isValid, [
+            ("valid", .bool(report.isValid)), ("issuer_signature_valid", .bool(report.issuerSignatureValid)),
+            ("holder_signature_valid", .bool(report.holderSignatureValid)), ("problems", .strings(report.problems)),
+            ("effects_match", report.effectsMatch.map(Record.bool) ?? .null),
+            ("token_id", .bytes(receipt.receipt.token.token.id)), ("receipt_id", .bytes(receipt.id)),
+        ])
     }
 }

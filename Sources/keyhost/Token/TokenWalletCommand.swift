@@ -22,7 +22,10 @@ struct TokenWalletCommand: ParsableCommand {
                 UID and the path, and every run signs its receipt on that card. The PIN and pairing password come from \
                 KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD or a prompt that does not echo.
                 """
-        )
+            + "\n" + HelpExamples.text(
+                "keyhost token wallet init",
+                "keyhost token wallet init --wallet card.db --card --path \"m/44'/60'/0'/0/0\" --reader virtual --card-state c.json")
+    )
         @OptionGroup var options: WalletOptions
         @Flag(help: "Bind the wallet to a Keycard's key instead of a new software key.") var card = false
         @OptionGroup var cardOptions: TokenCardOptions

@@ -18,9 +18,9 @@ struct WalletOptions: ParsableArguments {
     static func path(given wallet: String?) throws -> String {
         if let wallet { return wallet }
         guard let folder = StateDirectory.path() else {
-            throw Failure.message("cannot find a place for the wallet: set HOME or XDG_STATE_HOME, or give --wallet PATH")
+            throw Failure.kind("not_found", "cannot find a place for the wallet: set HOME or XDG_STATE_HOME, or give --wallet PATH")
         }
-        if let problem = StateDirectory.create(folder) { throw Failure.message(problem) }
+        if let problem = StateDirectory.create(folder) { throw Failure.kind("io", problem) }
         return folder + "/wallet.db"
     }
 

@@ -26,6 +26,9 @@ struct TokenDeposit: ParsableCommand {
             accepted or already deposited, 1 on any double spend or error. A double spend's proof is checked here \
             before it is printed or written.
             """
+            + "\n" + HelpExamples.text(
+                "keyhost token deposit payment.khchain --ledger http://ledger.example:8080",
+                "keyhost token deposit 3fa9c1 --ledger sqlite:ledger.db --issuer 5f2c…issuer… --proofs proofs/ --json")
     )
     @Argument(help: ArgumentHelp("Files of armoured chains (one 'khchain1:' a line), or ids of tokens in the wallet.", valueName: "file|id")) var files: [String]
     @OptionGroup var options: WalletOptions
@@ -74,7 +77,7 @@ struct TokenDeposit: ParsableCommand {
                 if row.result == "double_spend" {
                     failed = true
                     guard let text = row.proof, let proof = try? FraudProof(armored: Array(text.utf8)), let signer = try? proof.verify(bytecodeAllowed: true, runner: proofRunner.run) else {
-                        throw Failure.message("token \(row.tokenID): the ledger said double spend but sent no proof that verifies")
+                        throw Failure.kind("invalid_proof", "token \(row.tokenID): the ledger said double spend but sent no proof that verifies")
                     }
                     fields.append(("signer", .string(Hex.encode(signer.compressed))))
                     line += "  signed twice by \(Hex.encode(signer.compressed))"
@@ -103,40 +106,73 @@ struct TokenDeposit: ParsableCommand {
     }
 }
 
-/// `keyhost token verify-proof FILE`.
+/// `keyhost token verify-proof FILE…`.
 struct TokenVerifyProof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-proof",
-        abstract: "Check a double-spend proof ('khproof1:'): prints the token id and the key that signed twice; exit 1 if invalid."
+        abstract: "Check double-spend proofs ('khproof1:'): prints each token id and the key that signed twice; exit 1 if any is invalid.",
+        discussion: """
+            Each file is checked on its own (as deposit and run treat theirs): every proof is reported, and the exit \
+            status is 0 when all hold, 1 when any does not (or cannot be read). --json prints one file's verdict as \
+            {valid, token_id, signer, position, issuer}; with several files {results: [{file, valid, …} or {file, \
+            valid: false, error}]}.
+            Examples:
+              keyhost token verify-proof proofs/*.khproof
+              keyhost token verify-proof caught.khproof --json
+            """
     )
-    @Argument(help: ArgumentHelp("A file holding one proof, or - for standard input.", valueName: "file")) var file: String
+    @Argument(help: ArgumentHelp("Files holding one proof each, or - for standard input.", valueName: "file")) var files: [String]
     @Flag(help: "Allow the token's program to be bytecode (only for issuers you trust).") var trustBytecode = false
     @Flag(help: "Print JSON.") var json = false
 
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one proof file (or - for standard input)") }
+    }
+
     func run() throws {
+        var failed = false
         try Failure.exitOnError {
-            let proof: FraudProof
-            let signer: PublicKey
-            do {
-                proof = try FraudProof(armored: try readTokenFile(file), source: file)
-                // Every link in the proof must come from a run of the token's program: a link
-                // signed by hand shows nothing about who spent the token.
-                let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
-                signer = try proof.verify(bytecodeAllowed: trustBytecode, runner: runner.run)
-            } catch let error as TokenError {
-                throw Failure.message("\(file): not a valid double-spend proof: \(error.message)")
+            // Every link in a proof must come from a run of the token's program: a link signed by hand shows
+            // nothing about who spent the token. One warm worker serves every file.
+            let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
+            var results: [Record] = []
+            for file in files {
+                do {
+                    let fields = try check(file, runner: runner)
+                    results.append(.object((files.count > 1 ? [("file", .string(file))] : []) + fields))
+                } catch where files.count > 1 && Failure.isOneFiles(error) {
+                    // One bad file does not hide the others' verdicts.
+                    failed = true
+                    if json {
+                        guard case .object(let fields)? = ErrorJSON.record(for: error)["error"] else { continue }
+                        results.append(.object([("file", .string(file)), ("valid", .bool(false)), ("error", .object(fields))]))
+                    } else {
+                        Failure.report(error)
+                    }
+                }
             }
-            let id = Hex.encode(proof.token.token.id)
-            let issuer = Hex.encode(proof.token.token.issuer.bytes)
-            if json {
-                print(Record.object([
-                    ("valid", .bool(true)), ("token_id", .string(id)), ("signer", .string(Hex.encode(signer.compressed))),
-                    ("position", .integer(Int64(proof.common.count))), ("issuer", .string(issuer)),
-                ]).json())
-            } else {
-                print("valid proof: token \(id) (issuer \(issuer))")
-                print("signed twice by \(Hex.encode(signer.compressed)) at link \(proof.common.count)")
-            }
+            if json { print((files.count == 1 ? results[0] : Record.object([("results", .array(results))])).json()) }
         }
+        if failed { throw ExitCode(1) }
+    }
+
+    /// One file's proof, verified; its fields (printed as text unless --json).
+    private func check(_ file: String, runner: WorkerRunner) throws -> [(String, Record)] {
+        let proof: FraudProof
+        let signer: PublicKey
+        do {
+            proof = try FraudProof(armored: try readTokenFile(file), source: file)
+            signer = try proof.verify(bytecodeAllowed: trustBytecode, runner: runner.run)
+        } catch let error as TokenError {
+            throw Failure.kind("invalid_proof", "\(file): not a valid double-spend proof: \(error.message)")
+        }
+        let id = Hex.encode(proof.token.token.id)
+        let issuer = Hex.encode(proof.token.token.issuer.bytes)
+        if !json {
+            print("valid proof: token \(id) (issuer \(issuer))")
+            print("signed twice by \(Hex.encode(signer.compressed)) at link \(proof.common.count)")
+        }
+        return [("valid", .bool(true)), ("token_id", .string(id)), ("signer", .string(Hex.encode(signer.compressed))),
+                ("position", .integer(Int64(proof.common.count))), ("issuer", .string(issuer))]
     }
 }

@@ -41,10 +41,10 @@ struct TokenLedgerServe: ParsableCommand {
             fflush(stdout)
             // The server gets 0-2 only, like every child keyhost starts; should the exec fail, keyhost keeps its own.
             guard khp_cloexec_other_descriptors() == 0 else {
-                throw Failure.message("cannot prepare the descriptors of the ledger service \(program): \(String(cString: strerror(errno)))")
+                throw Failure.kind("io", "cannot prepare the descriptors of the ledger service \(program): \(String(cString: strerror(errno)))")
             }
             execve(program, argv, envp)
-            throw Failure.message("cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
+            throw Failure.kind("io", "cannot run the ledger service \(program): \(String(cString: strerror(errno)))")
         }
     }
 }
@@ -67,13 +67,13 @@ struct TokenLedgerStats: ParsableCommand {
                 defer { connection.close() }
                 stats = try connection.stats()
             case (nil, let url?):
-                guard LedgerConnections.isService(url) else { throw Failure.message("--ledger takes the service's http://HOST:PORT; a database goes with --db") }
+                guard LedgerConnections.isService(url) else { throw Failure.kind("invalid_argument", "--ledger takes the service's http://HOST:PORT; a database goes with --db") }
                 let connection = try LedgerConnections.open(url, issuers: [], worker: WorkerRunner.currentExecutable,
                                                             proxies: try proxyOptions.settings())
                 defer { connection.close() }
                 stats = try connection.stats()
             default:
-                throw Failure.message("give one of --db sqlite:FILE|postgres://… or --ledger http://HOST:PORT")
+                throw Failure.kind("invalid_argument", "give one of --db sqlite:FILE|postgres://… or --ledger http://HOST:PORT")
             }
             if json { print(LedgerJSON.stats(stats).json()); return }
             print("tokens deposited: \(stats.tokens)")
