@@ -177,7 +177,7 @@ if only == nil || only == "card_sign_path" {
     _ = try client.select()
     _ = try client.pair(password: "KeycardTest")
     try client.openSecureChannel()
-    try client.verifyPIN("123456")
+    try client.verifyPIN(SecretBytes(Array("123456".utf8)))
     _ = try client.loadKey(seed: mnemonic.seed())
     let path = try KeyPath("m/44'/60'/0'/0/0")
     let digest = Hash.sha256(Array("keyhost card bench".utf8))
@@ -221,7 +221,7 @@ if only == nil || only?.hasPrefix("psbt_") == true {
         try client.initialize(pin: "123456", puk: "987654321098")
         _ = try client.select()
         try client.openSecureChannel()
-        try client.verifyPIN("123456")
+        try client.verifyPIN(SecretBytes(Array("123456".utf8)))
         _ = try client.loadKey(seed: mnemonic.seed())
         let before = counter.count
         let source = try PSBTCardKeySource(card: client)

@@ -99,7 +99,7 @@ struct Keyhost: ParsableCommand {
                 exitAfter { try command.run() }
             }
         }
-        let rest = Discover.normalize(Array(arguments.dropFirst()))
+        let rest = CardFlagArguments.normalize(Discover.normalize(Array(arguments.dropFirst())))
         guard rest.contains("--json") else { main(rest); return }
         // With --json, command-line mistakes are JSON on standard error too, like every other error.
         Failure.json = true

@@ -18,10 +18,10 @@ extension CardSessionObject {
     static let luaMethods: [String: LuaMethod<CardSessionObject>] = [
         // MARK: selection, set-up, pairing
         "select": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.session.select(card)))
+            try ctx.return(CardTables.info(object, card, try object.session.select(card)))
         },
         "info": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.session.info(card)))
+            try ctx.return(CardTables.info(object, card, try object.session.info(card)))
         },
         "init": method("INIT") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pin", "puk", "pairing_password", "pin_retries", "puk_retries", "duress_pin"])
@@ -51,7 +51,7 @@ extension CardSessionObject {
             // 4.x cards do not pair: refuse before anything is sent (a re-SELECT would drop the open secure channel).
             let info = try object.session.info(card)
             if info.secureChannelVersion == .v2 { throw KeycardError.unsupported(.pair, applet: "\(info.version)") }
-            let password = try SecretInput.pairingPassword.resolve(try opts.bytes("pairing_password"))
+            let password = try object.session.frontEnd.pairingPassword.resolve(try opts.bytes("pairing_password"))
             let mode: PairingMode = try opts.boolean("ephemeral") == true ? .ephemeral : .persistent
             let pairing = try object.session.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
             return try ctx.return(.table(LuaTable(["index": .integer(Int64(pairing.index)), "key": .string(pairing.key.revealedBytes())])))
@@ -95,19 +95,19 @@ extension CardSessionObject {
         "verify_pin": method("VERIFY PIN") { object, card, ctx in
             var given = try ctx.optionalBytes(2)
             defer { if given != nil { zero(&given!) } }
-            try object.session.verifyPIN(card, try SecretInput.pin.resolve(given))
+            try object.session.verifyPIN(card, try object.session.frontEnd.pin.resolve(given))
             return 0
         },
         "change_pin": method("CHANGE PIN") { _, card, ctx in
             var value = try ctx.bytes(2)
             defer { zero(&value) }
-            try card.changePIN(SecretBytes(value).text)
+            try card.changePIN(SecretBytes(value))
             return 0
         },
         "change_puk": method("CHANGE PIN") { _, card, ctx in
             var value = try ctx.bytes(2)
             defer { zero(&value) }
-            try card.changePUK(SecretBytes(value).text)
+            try card.changePUK(SecretBytes(value))
             return 0
         },
         "change_pairing_password": method("CHANGE PIN") { _, card, ctx in
@@ -119,21 +119,12 @@ extension CardSessionObject {
         "unblock_pin": method("UNBLOCK PIN") { object, card, ctx in
             var puk = try ctx.bytes(2), pin = try ctx.bytes(3)
             defer { zero(&puk); zero(&pin) }
-            try card.unblockPIN(puk: SecretBytes(puk).text, newPIN: SecretBytes(pin).text)
+            try card.unblockPIN(puk: SecretBytes(puk), newPIN: SecretBytes(pin))
             object.session.setPINVerified(true)
             return 0
         },
         "status": method("GET STATUS") { _, card, ctx in
-            let status = try card.getStatus()
-            var table = LuaTable([
-                "pin_retries": .integer(Int64(status.pinRetries)),
-                "puk_retries": .integer(Int64(status.pukRetries)),
-                "has_master_key": .boolean(status.hasMasterKey),
-            ])
-            if card.applicationInfo?.secureChannelVersion == .v1 {
-                table["path"] = .text(try card.getCurrentPath().description)
-            }
-            return try ctx.return(.table(table))
+            try ctx.return(LuaValue(record: try CardRecords.status(card)))
         },
 
         // MARK: keys
@@ -359,24 +350,9 @@ extension CardSessionObject {
 
 /// Lua tables and argument forms of the card module.
 enum CardTables {
-    static func info(_ info: ApplicationInfo) -> LuaValue {
-        var table = LuaTable([
-            "initialized": .boolean(info.isInitialized),
-            "applet": .text("\(info.version)"),
-            "secure_channel": .integer(Int64(info.secureChannelVersion.rawValue)),
-            "has_master_key": .boolean(info.hasMasterKey),
-        ])
-        if let uid = info.instanceUID { table["instance_uid"] = .string(uid) }
-        if let slots = info.freePairingSlots { table["free_pairing_slots"] = .integer(Int64(slots)) }
-        if let keyUID = info.keyUID { table["key_uid"] = .string(keyUID) }
-        if let retries = info.pinRetries, info.isInitialized { table["pin_retries"] = .integer(Int64(retries)) }
-        if let key = info.secureChannelPublicKey { table["secure_channel_public_key"] = .string(key.uncompressed) }
-        if let certificate = info.identityCertificate { table["identity_public_key"] = .string(certificate.identityKey.compressed) }
-        let names: [(Capabilities, String)] = [(.secureChannel, "secure_channel"), (.keyManagement, "key_management"),
-                                               (.credentialsManagement, "credentials_management"), (.ndef, "ndef"),
-                                               (.factoryReset, "factory_reset")]
-        table["capabilities"] = .table(LuaTable(array: names.filter { info.capabilities.contains($0.0) }.map { .text($0.1) }))
-        return .table(table)
+    /// SELECT's answer as `keyhost card info --json` prints it (`CardRecords.info`).
+    static func info(_ object: CardSessionObject, _ card: KeycardCommandSet, _ info: ApplicationInfo) -> LuaValue {
+        LuaValue(record: CardRecords.info(info, reader: object.readerName, trust: CardTrust(card, info)))
     }
 
     /// A Keycard path argument: `"m/44'/60'/0'/0/0"` (from the master), `"../1"` (parent), `"./0"` or `"0/1"` (current).

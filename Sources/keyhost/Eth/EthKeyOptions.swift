@@ -27,15 +27,18 @@ struct EthKeyOptions: ParsableArguments {
     var path = "m/44'/60'/0'/0/0"
 
     /// --mnemonic-env's variable, or KEYHOST_MNEMONIC by default.
-    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: card) }
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: usesCard) }
+
+    /// --card, or --reader / --card-state, which imply it.
+    var usesCard: Bool { card || cardOptions.selectsCard }
 
     func validate() throws {
-        if card && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
-        if !card && mnemonicVariable == nil {
+        if usesCard && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
+        if !usesCard && mnemonicVariable == nil {
             throw ValidationError("give a key source: --mnemonic-env VAR (or set KEYHOST_MNEMONIC) or --card")
         }
-        if !card && cardOptions.given { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
         if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        try cardOptions.requireCard(usesCard)
         do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
     }
 

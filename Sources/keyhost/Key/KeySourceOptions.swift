@@ -31,7 +31,10 @@ struct KeySourceOptions: ParsableArguments {
     /// Which source the options pick.
     enum Kind { case mnemonic, xpub, card }
 
-    var kind: Kind { xpub != nil ? .xpub : card ? .card : .mnemonic }
+    var kind: Kind { xpub != nil ? .xpub : usesCard ? .card : .mnemonic }
+
+    /// --card, or --reader / --card-state, which imply it.
+    var usesCard: Bool { card || cardOptions.selectsCard }
 
     func validate() throws {
         try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
@@ -47,12 +50,12 @@ struct KeySourceOptions: ParsableArguments {
         if seed != nil || privateKey != nil {
             throw ValidationError("seeds and private keys are never taken on the command line; use the mnemonic (KEYHOST_MNEMONIC or --mnemonic-env VAR) or --card")
         }
-        let sources = [xpub.map { _ in "--xpub" }, card ? "--card" : nil, mnemonicEnv.map { _ in "--mnemonic-env" }].compactMap { $0 }
+        let sources = [xpub.map { _ in "--xpub" }, usesCard ? "--card" : nil, mnemonicEnv.map { _ in "--mnemonic-env" }].compactMap { $0 }
         if sources.count > 1 { throw ValidationError("\(sources.joined(separator: " and ")) exclude each other; give one key source") }
         if passphraseEnv != nil && passphrasePrompt { throw ValidationError("--passphrase-env and --passphrase-prompt exclude each other") }
         if passphrasePrompt && kind != .mnemonic { throw ValidationError("--passphrase-prompt goes with a mnemonic, not with \(sources[0])") }
         if passphraseEnv != nil && kind != .mnemonic { throw ValidationError("--passphrase-env goes with a mnemonic, not with \(sources[0])") }
-        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
+        try cardOptions.requireCard(usesCard)
         try cardOptions.validate()
         _ = try parsedXpub()
     }

@@ -22,9 +22,12 @@ struct PSBTKeyOptions: ParsableArguments {
     @Option(help: .hidden) var pin: String?
 
     /// --mnemonic-env's variable, or KEYHOST_MNEMONIC by default.
-    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: card) }
+    var mnemonicVariable: String? { SecretEnvironment.mnemonicVariable(mnemonicEnv, otherSource: usesCard) }
 
-    var given: Bool { card || mnemonicVariable != nil }
+    /// --card, or --reader / --card-state, which imply it.
+    var usesCard: Bool { card || cardOptions.selectsCard }
+
+    var given: Bool { usesCard || mnemonicVariable != nil }
 
     func validate() throws {
         if mnemonic != nil {
@@ -32,9 +35,9 @@ struct PSBTKeyOptions: ParsableArguments {
         }
         if pin != nil { throw ValidationError("a PIN is never taken on the command line; set KEYHOST_PIN or type it at the prompt") }
         try SecretArguments.refuse([("--mnemonic-env", mnemonicEnv), ("--passphrase-env", passphraseEnv)])
-        if card && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
-        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
+        if usesCard && mnemonicEnv != nil { throw ValidationError("give one key source: --card or --mnemonic-env VAR, not both") }
         if passphraseEnv != nil && mnemonicVariable == nil { throw ValidationError("--passphrase-env goes with --mnemonic-env") }
+        try cardOptions.requireCard(usesCard)
         try cardOptions.validate()
     }
 
@@ -46,7 +49,7 @@ struct PSBTKeyOptions: ParsableArguments {
             let passphrase = try SecretEnvironment.passphrase(variable: passphraseEnv)
             return (try HDKeySource(master: HDNode(seed: words.seed(passphrase: passphrase.text))), nil)
         }
-        guard card else { return nil }
+        guard usesCard else { return nil }
         let connection = try cardOptions.connect()
         do {
             return (try PSBTCardKeySource(card: connection.card), connection)

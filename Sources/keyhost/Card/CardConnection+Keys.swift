@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,7 @@ extension CardConnection {
     /// (or a prompt) when `passphrase`. `{key_uid}`.
     public func loadSeed(passphrase: Bool, replace: Bool) throws -> Record {
         try checkSeedLoad(passphrase: passphrase, replace: replace)
-        return try CardServiceError.mappingForCommandLine("LOAD KEY") {
+        return try frontEnd.mapping("LOAD KEY") {
             let phrase = try CardSecret.mnemonic.resolve()
             let mnemonic: Mnemonic
             do { mnemonic = try Mnemonic(phrase: phrase.text) } catch {
@@ -48,12 +49,12 @@ extension CardConnection {
     /// GENERATE KEY: a new random master key on the card (no backup exists). `{key_uid}`.
     public func generateKey(replace: Bool) throws -> Record {
         try checkNoKey(replace: replace)
-        return try CardServiceError.mappingForCommandLine("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
+        return try frontEnd.mapping("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
     }
 
     /// GENERATE MNEMONIC: `words` words from the card's random generator; the card keeps nothing. `{mnemonic, indexes}`.
     public func generateMnemonic(words: Int) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
+        try frontEnd.mapping("GENERATE MNEMONIC") {
             let indexes = try card.generateMnemonic(wordCount: words)
             return Record.object([("mnemonic", .string(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
                                   ("indexes", Record.integers(indexes))])
@@ -64,10 +65,10 @@ extension CardConnection {
     /// own randomness whose backup is the words. The passphrase, when `passphrase`, is a new one: a prompt asks for it
     /// twice, since a typo would make a wallet nobody can restore. `{mnemonic, indexes, key_uid}`.
     public func generateMnemonicAndLoad(words: Int, passphrase: Bool) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
+        try frontEnd.mapping("GENERATE MNEMONIC") {
             let indexes = try card.generateMnemonic(wordCount: words)
             let mnemonic = try KeycardMnemonic.mnemonic(fromIndexes: indexes)
-            let keyUID = try CardServiceError.mappingForCommandLine("LOAD KEY") {
+            let keyUID = try frontEnd.mapping("LOAD KEY") {
                 try load(mnemonic, passphrase: passphrase ? CardSecret.passphrase.resolve(setting: true) : nil)
             }
             return Record.object([("mnemonic", .string(mnemonic.phrase)), ("indexes", Record.integers(indexes)), ("key_uid", .bytes(keyUID))])
@@ -77,7 +78,7 @@ extension CardConnection {
     /// REMOVE KEY (PIN verified): the master key, and with it every key the card derives, is gone; so is the PIN-less
     /// path (3.x). The caller confirms first. `{key_uid, has_master_key}`: the removed key's UID, and what GET STATUS says now.
     public func removeKey() throws -> Record {
-        try CardServiceError.mappingForCommandLine("REMOVE KEY") {
+        try frontEnd.mapping("REMOVE KEY") {
             let keyUID = selectInfo.keyUID
             try card.removeKey()
             return Record.object([("key_uid", .bytes(keyUID)), ("has_master_key", .bool(try card.getStatus().hasMasterKey))])
@@ -96,7 +97,7 @@ extension CardConnection {
     /// the caller's to print where the user asked, and nowhere else.
     public func exportPrivateKey(path: KeyPath) throws -> Record {
         try Self.checkPrivateExport(path)
-        return try CardServiceError.mappingForCommandLine("EXPORT KEY") {
+        return try frontEnd.mapping("EXPORT KEY") {
             let exported = try card.exportKey(.privateAndPublic, path: path)
             guard let key = exported.privateKey else { throw KeycardError.invalidResponse(.exportKey, "no private key in the answer") }
             if let given = exported.publicKey, given != key.publicKey {
@@ -110,7 +111,7 @@ extension CardConnection {
     /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
     /// `{path, public_key, chain_code, xpub}`.
     public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> Record {
-        try CardServiceError.mappingForCommandLine("EXPORT KEY") {
+        try frontEnd.mapping("EXPORT KEY") {
             let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
             guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
             var xpub: Record = .null
