@@ -392,8 +392,7 @@ def test_card_info_v2_json(serve, keyhost_bin):
     assert info["applet"] == "4.0" and info["secure_channel"] == 2 and info["initialized"] is False
     assert len(bytes.fromhex(info["identity_public_key"])) == 33
     # Certified by the software card's test CA, which a real reader's card is not trusted by: said, in JSON and text.
-    ca = subprocess.run([keyhost_bin, "eval", "print(require('keyhost.hex').encode(require('keyhost.card').test_ca_key()))"],
-                        capture_output=True, text=True, timeout=60).stdout.strip()
+    ca = TEST_CA.hex()
     assert info["identity_trusted"] is False and info["identity_ca_key"] == ca
     text = run_keyhost(keyhost_bin, "card", "info")
     assert text.returncode == 0 and "identity trusted: NO" in text.stdout
@@ -402,7 +401,7 @@ def test_card_info_v2_json(serve, keyhost_bin):
     trusted = run_keyhost(keyhost_bin, "card", "info", "--json", "--trusted-ca", ca)
     assert trusted.returncode == 0 and json.loads(trusted.stdout)["identity_trusted"] is True and "warning" not in trusted.stderr
     # factory-reset believes the identity key --confirm names only from a card that proves it (trusted CA, handshake).
-    made = run_keyhost(keyhost_bin, "card", "init", "--json", env={"KEYHOST_PIN": "123456", "KEYHOST_PUK": "987654321098"})
+    made = run_keyhost(keyhost_bin, "card", "init", "--json", "--trusted-ca", ca, env={"KEYHOST_PIN": "123456", "KEYHOST_PUK": "987654321098"})
     assert made.returncode == 0, made.stderr
     identity = json.loads(made.stdout)["identity_public_key"]
     refused = run_keyhost(keyhost_bin, "card", "factory-reset", "--confirm", identity, "--json")
