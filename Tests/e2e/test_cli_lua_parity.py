@@ -93,3 +93,22 @@ def test_card_info_and_status_are_the_same_records(keyhost_bin, tmp_path, applet
         assert {k: got.get(k) for k in expected} == expected, name
     assert expected["path"] == ("m" if applet == "3.2" else None)
     assert json.loads(keyhost(keyhost_bin, "card", "info", "--reader", "virtual", "--card-state", str(state), "--json", env=env).stdout)["applet"] == applet
+
+
+def test_card_export_key_is_the_same_record(keyhost_bin, tmp_path):
+    state = tmp_path / "card.json"
+    env = {"XDG_STATE_HOME": str(tmp_path), "KEYHOST_PIN": "123456", "KEYHOST_PAIRING_PASSWORD": "KeycardTest"}
+    lua = keyhost(keyhost_bin, "eval", f"""
+        local card, hd, json, hex = require 'keyhost.card', require 'keyhost.hd', require 'keyhost.json', require 'keyhost.hex'
+        local s <close> = card.open {{ reader = 'virtual', state = '{state}' }}
+        s:init {{ pin = '123456', puk = '987654321098', pairing_password = 'KeycardTest' }}
+        s:auto {{ pin = '123456', pairing_password = 'KeycardTest' }}
+        s:load_seed(hd.mnemonic_to_seed('{MNEMONIC}'))
+        local r = s:export_key {{ path = "m/84'/0'/0'", kind = 'extended', family = 'zpub' }}
+        print(json.encode({{ path = r.path, public_key = hex.encode(r.public_key), chain_code = hex.encode(r.chain_code), xpub = r.xpub }}))""",
+        env=env)
+    assert lua.returncode == 0, lua.stderr
+    cli = keyhost(keyhost_bin, "card", "export-key", "--card-state", str(state), "--path", "m/84'/0'/0'", "--extended", "--family", "zpub",
+                  "--json", env=env)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(lua.stdout) == json.loads(cli.stdout)

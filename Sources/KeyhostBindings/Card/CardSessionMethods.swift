@@ -223,17 +223,7 @@ extension CardSessionObject {
                 // 4.x has no current key: without a path EXPORT KEY answers with the master key, which nobody asks for by accident.
                 throw LuaArgumentError(2, "option 'path' is required on applet 4.x cards (they have no current key); use \"m\" for the master key")
             }
-            let exported = try card.exportKey(option, path: path)
-            var table = LuaTable()
-            if let key = exported.resolvedPublicKey { table["public_key"] = .string(key.compressed) }
-            if let chainCode = exported.chainCode { table["chain_code"] = .string(chainCode) }
-            if let privateKey = exported.privateKey { table["private_key"] = .string(privateKey.revealedBytes()) }
-            if let path { table["path"] = .text(path.description) }
-            if wantsXpub, option == .extendedPublic, let key = exported.resolvedPublicKey, let chainCode = exported.chainCode,
-               let path, path.source == .master {
-                table["xpub"] = .text(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
-            }
-            return try ctx.return(.table(table))
+            return try ctx.return(LuaValue(record: try CardRecords.exportedKey(card, option, path: path, family: family, xpub: wantsXpub)))
         },
 
         // MARK: signing

@@ -99,7 +99,7 @@ extension CardServiceError {
         case .pair: return "PAIR needs the secure channel closed (select the card first)"
         // The 4.0 applet answers SELECT with 6985 when it holds no identity certificate: a card not
         // personalised by its maker (or a development build), whose genuineness cannot be checked.
-        case .select: return "the applet answered SELECT with 6985: it holds no identity certificate (the card was not personalised by its maker, or runs a development build), so keyhost cannot check that it is a genuine Keycard"
+        case .select: return "the applet answered SELECT with 6985: it holds no identity certificate (the card was not personalised by its maker, or runs a development build), so nobody can check that it is a genuine Keycard"
         default: return "\(ins) needs the PIN verified (and, for key commands, a key loaded)"
         }
     }

@@ -77,6 +77,13 @@ public struct CardFrontEnd: Sendable {
         public static let failpoint = "KEYHOST_FAILPOINT"
     }
 
+    /// The prefixes of the seeded randomness (`seed` of `card.open{}`): recorded transcripts replay only with the same
+    /// bytes, so these never change. Kept here with the other spellings of the program's name.
+    public enum SeedDomain {
+        public static let client = "keyhost card client "
+        public static let virtualCard = "keyhost virtual card "
+    }
+
     /// Runs `body`, turning card-stack errors into structured errors worded for this front end.
     public func mapping<R>(_ command: String?, _ body: () throws -> R) throws -> R {
         do {

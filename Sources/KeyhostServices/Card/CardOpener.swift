@@ -34,7 +34,7 @@ public enum CardOpener {
     /// The Keycard session over the request's transport, not yet SELECTed.
     public static func open(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd) throws -> CardSession {
         let transport = try self.transport(request, readers: readers, frontEnd: frontEnd)
-        let random: RandomSource = request.seed.map { SeededRandom(seed: Array("keyhost card client \($0)".utf8)) } ?? SystemRandom()
+        let random: RandomSource = request.seed.map { SeededRandom(seed: Array("\(CardFrontEnd.SeedDomain.client)\($0)".utf8)) } ?? SystemRandom()
         var trusted = IdentityCertificate.defaultCAKeys + request.trustedCAKeys
         if transport.isSoftware { trusted.append(SoftKeycard.testCAKey().publicKey) }
         let card = KeycardCommandSet(channel: transport.channel, random: random, trustedCAKeys: trusted)
@@ -72,7 +72,7 @@ public enum CardOpener {
             var options = SoftKeycardOptions()
             if let applet = request.applet { options.appletVersion = applet }
             if let slots = request.pairingSlots { options.pairingSlots = slots }
-            if let seed = request.seed { options.randomSeed = Array("keyhost virtual card \(seed)".utf8) }
+            if let seed = request.seed { options.randomSeed = Array("\(CardFrontEnd.SeedDomain.virtualCard)\(seed)".utf8) }
             let card = try CardServiceError.mapping(nil) {
                 try VirtualCards.open(state: request.state, options: options, appletGiven: request.applet != nil)
             }

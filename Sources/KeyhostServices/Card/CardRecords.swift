@@ -59,6 +59,36 @@ public enum CardRecords {
     }
 }
 
+extension CardRecords {
+    /// EXPORT KEY of `path` (nil: the current key, 3.x) as `option` says, as `s:export_key{}` and `keyhost card
+    /// export-key` print it: `{path, public_key, chain_code, xpub}`, and `private_key` for a private export only (so a
+    /// public export never carries the field). `xpub` (in `family`; one more EXPORT KEY for the parent's fingerprint)
+    /// for an extended export from the master when `xpub`; null otherwise. The public key the card sent must be the
+    /// private key's. The private key is the caller's to print where the user asked, and nowhere else.
+    public static func exportedKey(_ card: KeycardCommandSet, _ option: ExportOption, path: KeyPath?, family: ExtendedKeyVersion,
+                                   xpub wantsXpub: Bool = true) throws -> Record {
+        let exported = try card.exportKey(option, path: path)
+        if option == .privateAndPublic {
+            guard let key = exported.privateKey else { throw KeycardError.invalidResponse(.exportKey, "no private key in the answer") }
+            if let given = exported.publicKey, given != key.publicKey {
+                throw KeycardError.invalidResponse(.exportKey, "the public key does not belong to the private key")
+            }
+        }
+        guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
+        var xpub: String?
+        if option == .extendedPublic {
+            guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
+            if wantsXpub, let path, path.source == .master {
+                xpub = try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family)
+            }
+        }
+        var fields: [(String, Record)] = [("path", .string(path?.description)), ("public_key", .bytes(key.compressed)),
+                                          ("chain_code", .bytes(exported.chainCode)), ("xpub", .string(xpub))]
+        if option == .privateAndPublic { fields.append(("private_key", .bytes(exported.privateKey?.revealedBytes()))) }
+        return .object(fields)
+    }
+}
+
 /// Whether a card's identity certificate (4.x) chains to a certificate authority this host trusts, judged from
 /// SELECT's answer alone. That proves nothing about the card holding the identity key (the secure channel's
 /// handshake does); it says whether the certificate it shows was issued by someone trusted.

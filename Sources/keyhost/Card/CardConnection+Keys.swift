@@ -93,34 +93,17 @@ extension CardConnection {
                                + "levels below it, e.g. m/43'/60'/1581'/0'/0); \(path) is not one, and its key never leaves the card")
     }
 
-    /// EXPORT KEY P2 00 of the key at the EIP-1581 `path` (PIN verified): `{path, public_key, private_key}`. The private key is
-    /// the caller's to print where the user asked, and nowhere else.
+    /// EXPORT KEY P2 00 of the key at the EIP-1581 `path` (PIN verified): `{path, public_key, chain_code, xpub, private_key}`
+    /// (`CardRecords.exportedKey`, as Lua's `s:export_key{kind = "private"}`). The private key is the caller's to print
+    /// where the user asked, and nowhere else.
     public func exportPrivateKey(path: KeyPath) throws -> Record {
         try Self.checkPrivateExport(path)
-        return try frontEnd.mapping("EXPORT KEY") {
-            let exported = try card.exportKey(.privateAndPublic, path: path)
-            guard let key = exported.privateKey else { throw KeycardError.invalidResponse(.exportKey, "no private key in the answer") }
-            if let given = exported.publicKey, given != key.publicKey {
-                throw KeycardError.invalidResponse(.exportKey, "the public key does not belong to the private key")
-            }
-            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.publicKey.compressed)),
-                                  ("private_key", .bytes(key.revealedBytes()))])
-        }
+        return try frontEnd.mapping("EXPORT KEY") { try CardRecords.exportedKey(card, .privateAndPublic, path: path, family: .xpub) }
     }
 
     /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
-    /// `{path, public_key, chain_code, xpub}`.
+    /// `{path, public_key, chain_code, xpub}` (`CardRecords.exportedKey`, as Lua's `s:export_key{}`).
     public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> Record {
-        try frontEnd.mapping("EXPORT KEY") {
-            let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
-            guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
-            var xpub: Record = .null
-            if extended {
-                guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
-                xpub = .string(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
-            }
-            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.compressed)),
-                                  ("chain_code", .bytes(exported.chainCode)), ("xpub", xpub)])
-        }
+        try frontEnd.mapping("EXPORT KEY") { try CardRecords.exportedKey(card, extended ? .extendedPublic : .publicOnly, path: path, family: family) }
     }
 }

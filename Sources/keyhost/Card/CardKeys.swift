@@ -125,7 +125,7 @@ struct CardExportKey: ParsableCommand {
             + " below, e.g. m/43'/60'/1581'/0'/0: keys meant for use off the card, such as a wallet's database encryption key);"
             + " other paths are refused before the card is asked. The private key goes to standard output only (hex), or with"
             + " -o FILE into a new file (mode 0600, never over an existing one), and never into an error or a note."
-            + " JSON with --private: {path, public_key, private_key, file} (private_key null when written to FILE)."
+            + " JSON with --private: {path, public_key, chain_code, xpub, private_key, file} (private_key null when written to FILE)."
     )
 
     @OptionGroup var card: CardSessionOptions
