@@ -82,7 +82,10 @@ for _, applet in ipairs(APPLETS) do
     t.eq(before.initialized, false)
     local err = card_error(function() s:auto { pin = PIN, pairing_password = PASSWORD } end)
     t.eq(err.kind, "not_initialized")
-    s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+    local made = s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+    -- keyhost card init --json's record (s:init does not pair: no pairing_index)
+    t.eq({ made.applet, made.secure_channel, made.pairing_index }, { applet, v1 and 1 or 2, nil })
+    t.eq(#(made.instance_uid or made.identity_public_key), v1 and 16 or 33)
     local info = s:select()
     t.eq(info.initialized, true)
     t.eq(info.applet, applet)
@@ -357,6 +360,8 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   local p2 = s:pair { pairing_password = PASSWORD, store = false }
   t.eq({ p1.index, p2.index }, { 0, 1 })
   t.eq(#p1.key, 32)
+  -- keyhost card pair --json's fields besides the pairing itself
+  t.eq({ p2.pairing_index, p2.new_pairing, #p2.instance_uid }, { 1, true, 16 })
   local r = s:auto { pin = PIN, pairing_password = PASSWORD }
   t.eq(r.pairing_index, 2)
   t.eq(r.new_pairing, true)

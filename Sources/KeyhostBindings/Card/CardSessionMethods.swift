@@ -41,7 +41,8 @@ extension CardSessionObject {
             let pukRetries = try opts.integer("puk_retries").map { Int(clamping: $0) }
             try object.session.initialize(card, pin: SecretBytes(pin), puk: SecretBytes(puk), pairingPassword: password,
                                           duress: duress.map { SecretBytes($0) }, pinRetries: pinRetries, pukRetries: pukRetries)
-            return 0
+            // What `keyhost card init --json` prints; this method does not pair, so no pairing_index.
+            return try ctx.return(LuaValue(record: CardRecords.initialized(try object.session.info(card), pairingIndex: nil)))
         },
         "pair": method("PAIR") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pairing_password", "password", "store", "ephemeral"])
@@ -54,7 +55,12 @@ extension CardSessionObject {
             let password = try object.session.frontEnd.pairingPassword.resolve(try opts.bytes("pairing_password"))
             let mode: PairingMode = try opts.boolean("ephemeral") == true ? .ephemeral : .persistent
             let pairing = try object.session.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
-            return try ctx.return(.table(LuaTable(["index": .integer(Int64(pairing.index)), "key": .string(pairing.key.revealedBytes())])))
+            // `keyhost card pair`'s record, plus the pairing itself for s:open_secure_channel{index = ..., key = ...}.
+            let record = CardRecords.paired(instanceUID: info.instanceUID, index: Int(pairing.index), new: true)
+            guard case .table(var table) = LuaValue(record: record) else { return 0 }
+            table["index"] = .integer(Int64(pairing.index))
+            table["key"] = .string(pairing.key.revealedBytes())
+            return try ctx.return(.table(table))
         },
         "open_secure_channel": method("OPEN SECURE CHANNEL") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["index", "key"])

@@ -60,6 +60,26 @@ public enum CardRecords {
 }
 
 extension CardRecords {
+    /// A card just initialised, as `s:init{}` returns it and `keyhost card init --json` prints it:
+    /// `{applet, instance_uid, identity_public_key, secure_channel, pairing_index}`; `pairing_index` is the slot this
+    /// host paired in right after INIT (the command line pairs a 3.x card at once; Lua's `s:init` does not: nil).
+    public static func initialized(_ info: ApplicationInfo, pairingIndex: Int?) -> Record {
+        .object([
+            ("applet", .string("\(info.version)")),
+            ("instance_uid", .bytes(info.instanceUID)),
+            ("identity_public_key", .bytes(info.identityCertificate?.identityKey.compressed)),
+            ("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))),
+            ("pairing_index", .integer(pairingIndex)),
+        ])
+    }
+
+    /// A pairing of this host with a 3.x card, as `keyhost card pair --json` prints it and `s:pair{}` returns it:
+    /// `{instance_uid, pairing_index, new_pairing}` (Lua adds the pairing itself, `index` and `key`, for
+    /// `s:open_secure_channel{}`).
+    public static func paired(instanceUID: [UInt8]?, index: Int, new: Bool) -> Record {
+        .object([("instance_uid", .bytes(instanceUID)), ("pairing_index", .integer(index)), ("new_pairing", .bool(new))])
+    }
+
     /// EXPORT KEY of `path` (nil: the current key, 3.x) as `option` says, as `s:export_key{}` and `keyhost card
     /// export-key` print it: `{path, public_key, chain_code, xpub}`, and `private_key` for a private export only (so a
     /// public export never carries the field). `xpub` (in `family`; one more EXPORT KEY for the parent's fingerprint)

@@ -79,13 +79,9 @@ extension CardConnection {
         }
         var pairingIndex: Int?
         func result() -> Record {
-            let info = card.applicationInfo ?? selectInfo
-            var fields: [(String, Record)] = []
-            fields.append(("applet", .string("\(info.version)")))
-            fields.append(("instance_uid", .bytes(info.instanceUID)))
-            fields.append(("identity_public_key", .bytes(info.identityCertificate?.identityKey.compressed)))
-            fields.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
-            fields.append(("pairing_index", .integer(pairingIndex)))
+            guard case .object(let fields) = CardRecords.initialized(card.applicationInfo ?? selectInfo, pairingIndex: pairingIndex) else {
+                return .null
+            }
             return .object(fields + (generated?.fields ?? []))
         }
         do {
@@ -111,15 +107,11 @@ extension CardConnection {
         try requireV1("pair")
         return try frontEnd.mapping("PAIR") {
             guard let uid = selectInfo.instanceUID else { throw KeycardError.invalidResponse(.select, "no instance UID to key the pairing by") }
-            var result: [(String, Record)] = []
-            result.append(("instance_uid", .bytes(uid)))
             if let stored = try session.store.lookup(uid: uid) {
                 card.pairing = stored
                 do {
                     try card.openSecureChannel()
-                    result.append(("pairing_index", .integer(Int(stored.index))))
-                    result.append(("new_pairing", .bool(false)))
-                    return .object(result)
+                    return CardRecords.paired(instanceUID: uid, index: Int(stored.index), new: false)
                 } catch let error as KeycardError where CardSession.rejectsPairing(error) {
                     try session.store.remove(uid: uid)
                     card.pairing = nil
@@ -129,9 +121,7 @@ extension CardConnection {
             let password = try frontEnd.pairingPassword.resolve(nil)
             let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
             frontEnd.notice?(frontEnd.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
-            result.append(("pairing_index", .integer(Int(pairing.index))))
-            result.append(("new_pairing", .bool(true)))
-            return .object(result)
+            return CardRecords.paired(instanceUID: uid, index: Int(pairing.index), new: true)
         }
     }
 
