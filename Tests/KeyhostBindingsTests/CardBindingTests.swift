@@ -106,7 +106,7 @@ import KeyhostBindings
         let pin = "135790", puk = "864209753124", password = "correct horse battery"
         let v1 = version.major < 4
         try card.select()
-        try card.initialize(pin: pin, puk: puk, pairingSecret: v1 ? PairingSecret.derive(password: password) : nil)
+        try card.initialize(pin: SecretBytes(Array(pin.utf8)), puk: SecretBytes(Array(puk.utf8)), pairingSecret: v1 ? PairingSecret.derive(password: password) : nil)
         try card.select()
         if v1 { try card.pair(password: password) }
         try card.openSecureChannel()

@@ -17,8 +17,7 @@ extension CardSession {
             }
             secret = try PairingSecret.derive(password: pairingPassword)
         }
-        try card.initialize(pin: pin.text, puk: puk.text, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries,
-                            alternatePIN: duress.map { $0.text })
+        try card.initialize(pin: pin, puk: puk, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries, alternatePIN: duress)
         if reselect { try select(card) }
     }
 
