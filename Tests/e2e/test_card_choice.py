@@ -103,10 +103,22 @@ def test_a_trusted_ca_that_is_not_a_point_says_so(keyhost_bin, card):
     assert "needs 33 or 65 bytes" not in result.stderr
 
 
-def test_card_serve_takes_card_state(keyhost_bin):
+def test_card_serve_takes_card_state(keyhost_bin, tmp_path):
     help_text = keyhost(keyhost_bin, "card", "serve", "--help").stdout
     assert "--card-state" in help_text
     assert "--state " not in help_text
+    # The old name is still taken (hidden); both at once is a mistake, said before anything is served.
+    both = keyhost(keyhost_bin, "card", "serve", "--vpcd", "--state", str(tmp_path / "a.json"), "--card-state", str(tmp_path / "b.json"))
+    assert both.returncode == 64 and "give the state file once" in both.stderr
+
+
+def test_card_info_looks_at_a_missing_state_file_without_making_it(keyhost_bin, tmp_path):
+    missing = tmp_path / "none.json"
+    info = keyhost(keyhost_bin, "card", "info", "--json", env={"KEYHOST_CARD_STATE": str(missing), "KEYHOST_READER": "virtual"})
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["initialized"] is False and not missing.exists()
+    used = keyhost(keyhost_bin, "key", "address", "--card-state", str(missing), env={"KEYHOST_PIN": "123456"})
+    assert used.returncode == 1 and "no software card state at" in used.stderr and not missing.exists()
 
 
 def test_keyhost_wallet_names_the_default_wallet(keyhost_bin, tmp_path):
