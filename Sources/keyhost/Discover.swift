@@ -58,10 +58,10 @@ struct Discover: ParsableCommand {
     @Option(help: .hidden)
     var mnemonic: String?
 
-    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader with a card.", valueName: "reader"))
+    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, $KEYHOST_READER, else the first reader with a card.", valueName: "reader"))
     var card: String?
 
-    @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
+    @Option(help: ArgumentHelp("With --card: the software card's state file (implies the software card). Default with the virtual reader: $KEYHOST_CARD_STATE.", valueName: "file"))
     var cardState: String?
 
     @OptionGroup var proxyOptions: ProxyOptions
