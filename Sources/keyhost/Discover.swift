@@ -63,10 +63,10 @@ struct Discover: ParsableCommand {
     var mnemonicEnv: String? { secrets.mnemonicEnv }
     var passphraseEnv: String? { secrets.passphraseEnv }
 
-    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, the first reader with a card.", valueName: "reader"))
+    @Option(help: ArgumentHelp("Use a Keycard: a reader name or number, or 'virtual'; alone, $KEYHOST_READER, else the first reader with a card.", valueName: "reader"))
     var card: String?
 
-    @Option(help: ArgumentHelp("With --card virtual: the software card's state file.", valueName: "file"))
+    @Option(help: ArgumentHelp("With --card: the software card's state file (implies the software card). Default with the virtual reader: $KEYHOST_CARD_STATE.", valueName: "file"))
     var cardState: String?
 
     @OptionGroup var proxyOptions: ProxyOptions
@@ -223,7 +223,10 @@ struct Discover: ParsableCommand {
             throw ValidationError(card == nil ? "--reader goes with --card: --card --reader \(reader)"
                 : "give the reader once: --card --reader \(reader), or --card \(reader)")
         }
-        if cardState != nil && card?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --card virtual (or --card --reader virtual)") }
+        if cardState != nil, let card, card != Self.firstReader, card.lowercased() != "virtual" {
+            throw ValidationError("--card-state goes with --card virtual (or --card --reader virtual)")
+        }
+        if cardState != nil && card == nil { throw ValidationError("--card-state goes with --card (it implies the software card)") }
         if trust.given && card == nil { throw ValidationError("--trusted-ca goes with --card") }
         if (pinEnv != nil || pairingPasswordEnv != nil) && card == nil { throw ValidationError("--pin-env and --pairing-password-env go with --card") }
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
@@ -333,10 +336,15 @@ struct Discover: ParsableCommand {
         } else if card == nil {
             keys = try SeedKeySource(seed: secrets.seed(alternatives: "; or use --xpub KEY, --card or --descriptor D"))
         } else {
-            let pin = try pinEnv.map { Array(try environmentValue($0, what: "the card PIN").utf8) }
-            let password = try pairingPasswordEnv.map { Array(try environmentValue($0, what: "the pairing password").utf8) }
-            let connection = try DiscoveryCardConnection(reader: card == Self.firstReader ? nil : card, cardState: cardState, readers: [PCSCReaders()], pin: pin,
-                                                         pairingPassword: password, trustedCAKeys: try trust.keys())
+            // The card options of every command, with discover's spelling of the reader (--card READER).
+            var options = try CardOptions.parse([])
+            options.reader = card == Self.firstReader ? nil : card
+            options.cardState = cardState
+            options.trust = trust
+            options.pinEnv = pinEnv
+            options.pairingPasswordEnv = pairingPasswordEnv
+            let connection = try DiscoveryCardConnection(try options.request(), readers: [PCSCReaders()],
+                                                         frontEnd: options.frontEnd(virtualCard: "--card virtual --card-state FILE"))
             cardConnection = connection
             keys = connection.keySource
         }

@@ -104,7 +104,7 @@ struct Keyhost: ParsableCommand {
             }
         }
         if arguments.count >= 2 { scriptAsCommand(arguments[1], then: Array(arguments.dropFirst(2))) }
-        let rest = Discover.normalize(Array(arguments.dropFirst()))
+        let rest = CardFlagArguments.normalize(Discover.normalize(Array(arguments.dropFirst())))
         guard rest.contains("--json") else { main(rest); return }
         // With --json, command-line mistakes are JSON on standard error too, like every other error.
         Failure.json = true

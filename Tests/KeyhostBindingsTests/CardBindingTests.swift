@@ -78,13 +78,14 @@ import KeyhostBindings
         SecretInput.terminalPath = "/nonexistent/tty"
         defer { SecretInput.terminalPath = saved }
         unsetenv("KEYHOST_TEST_SECRET")
-        let input = SecretInput(what: "PIN", option: "pin", environment: "KEYHOST_TEST_SECRET")
+        var input = CardFrontEnd.lua.pin
+        input.environment = "KEYHOST_TEST_SECRET"
         do {
             _ = try input.resolve(nil)
             Issue.record("expected an error")
         } catch let error as CardServiceError {
             #expect(error.kind == "no_secret")
-            #expect(error.description == "no PIN given: pass pin = ..., set KEYHOST_TEST_SECRET, or run keyhost on a terminal to be asked")
+            #expect(error.description == "no PIN given: pass pin = ..., set KEYHOST_PIN, or run keyhost on a terminal to be asked")
         }
         setenv("KEYHOST_TEST_SECRET", "246810", 1)
         defer { unsetenv("KEYHOST_TEST_SECRET") }
@@ -105,16 +106,16 @@ import KeyhostBindings
         let pin = "135790", puk = "864209753124", password = "correct horse battery"
         let v1 = version.major < 4
         try card.select()
-        try card.initialize(pin: pin, puk: puk, pairingSecret: v1 ? PairingSecret.derive(password: password) : nil)
+        try card.initialize(pin: SecretBytes(Array(pin.utf8)), puk: SecretBytes(Array(puk.utf8)), pairingSecret: v1 ? PairingSecret.derive(password: password) : nil)
         try card.select()
         if v1 { try card.pair(password: password) }
         try card.openSecureChannel()
-        try card.verifyPIN(pin)
+        try card.verifyPIN(SecretBytes(Array(pin.utf8)))
         let seed = [UInt8](repeating: 0x5A, count: 64)
         try card.loadKey(seed: SecretBytes(seed))
         let eip = try card.exportKey(.privateAndPublic, path: KeyPath("m/43'/60'/1581'/0'/0"))
         let privateKey = try #require(eip.privateKey).revealedBytes()
-        try card.changePIN("975310")
+        try card.changePIN(SecretBytes(Array("975310".utf8)))
         let indexes = try card.generateMnemonic(wordCount: 12)
         let text = lines.joined(separator: "\n").uppercased()
         #expect(text.contains("PLAINTEXT >> 80 D2 04 00"))
@@ -191,6 +192,6 @@ import KeyhostBindings
         #expect(CardReaders.reader(number: 1, in: list)?.name == "Reader B 00 01")
         #expect(CardReaders.reader(number: 2, in: list) == nil) // the virtual reader has no number
         #expect(CardReaders.reader(number: -1, in: list) == nil)
-        #expect(CardReaders.noReaderNumber(2, in: list).contains("numbered from 0 as 'keyhost card list' prints them: 0: \"Reader A 00 00\", 1: \"Reader B 00 01\""))
+        #expect(CardReaders.noReaderNumber(2, in: list, readerList: "'keyhost card list'").contains("numbered from 0 as 'keyhost card list' lists them: 0: \"Reader A 00 00\", 1: \"Reader B 00 01\""))
     }
 }

@@ -175,8 +175,11 @@ import Testing
         // No key named and no terminal to ask on: the mnemonic is asked for as every command that takes a key asks.
         ("no key source", ["eth", "sign-tx", "tx1559.json"], nil, 1, "no mnemonic given"),
         ("two key sources", ["eth", "sign-tx", "tx1559.json", "--card", "--mnemonic-env", "WORDS"], nil, 64, "exclude each other"),
-        ("card state without virtual", ["eth", "sign-tx", "tx1559.json", "--card", "--card-state", "x"], nil, 64, "--card-state goes with --reader virtual"),
-        ("reader without card", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--reader", "virtual"], nil, 64, "go with --card"),
+        ("card state with a real reader", ["eth", "sign-tx", "tx1559.json", "--card", "--reader", "0", "--card-state", "x"], nil, 64,
+         "--card-state is the software card's state file: it goes with --reader virtual"),
+        ("reader implies card", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--reader", "virtual"], nil, 64, "exclude each other"),
+        ("card option without a card", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--pin-env", "CARD_PIN"],
+         nil, 64, "--trusted-ca go with --card"),
         ("bad path", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "WORDS", "--path", "m/x"], nil, 64, "--path m/x"),
         ("unset variable", ["eth", "sign-tx", "tx1559.json", "--mnemonic-env", "NO_SUCH_VARIABLE_SET"], nil, 1, "NO_SUCH_VARIABLE_SET"),
         ("missing file", ["eth", "sign-tx", "nope.json", "--mnemonic-env", "WORDS"], nil, 1, "nope.json"),

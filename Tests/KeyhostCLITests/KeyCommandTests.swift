@@ -408,7 +408,7 @@ import Testing
             ["address", "--coin", "btc", "--kind", "ethereum"], ["address", "--coin", "doge", "--kind", "p2tr"],
             ["address", "--path", "m/1/2"], ["address", "--xpub", "xpub-garbage"],
             ["address", "--card", "--path", "m/1/2/3/4/5/6/7/8/9/10/11", "--kind", "p2wpkh"],
-            ["address", "--reader", "virtual"], ["xpub", "--family", "zprv"], ["xpub", "--family", "nope"],
+            ["address", "--pin-env", "CARD_PIN"], ["xpub", "--family", "zprv"], ["xpub", "--family", "nope"],
             ["sign-message", "hi", "--kind", "p2tr"], ["sign-message", "hi", "--path", "m/86'/0'/0'/0/0"], ["sign-message"],
             ["sign-message", "hi", "--file", "x"], ["mnemonic", "new", "--words", "13"], ["mnemonic", "new", "--words", "-12"],
         ]

@@ -354,7 +354,7 @@ def test_card_list_and_info_json(serve, keyhost_bin):
 
     before = json.loads(run_keyhost(keyhost_bin, "card", "info", "--json", "--reader", READER).stdout)
     assert before["initialized"] is False and before["reader"] == READER
-    assert before["applet_version"] is None and len(bytes.fromhex(before["secure_channel_public_key"])) == 65
+    assert before["applet"] is None and len(bytes.fromhex(before["secure_channel_public_key"])) == 65
 
     card = keycard()
     select_info = card.select()
@@ -371,7 +371,7 @@ def test_card_list_and_info_json(serve, keyhost_bin):
     assert info.returncode == 0, info.stderr
     info = json.loads(info.stdout)
     assert info["initialized"] is True
-    assert info["applet_version"] == "3.2"
+    assert info["applet"] == "3.2"
     assert info["secure_channel"] == 1
     assert info["free_pairing_slots"] == 3
     assert info["key_uid"] == hashlib.sha256(uncompressed(bip32("m"))).hexdigest()
@@ -389,8 +389,28 @@ def test_card_info_v2_json(serve, keyhost_bin):
     info = run_keyhost(keyhost_bin, "card", "info", "--json")
     assert info.returncode == 0, info.stderr
     info = json.loads(info.stdout)
-    assert info["applet_version"] == "4.0" and info["secure_channel"] == 2 and info["initialized"] is False
+    assert info["applet"] == "4.0" and info["secure_channel"] == 2 and info["initialized"] is False
     assert len(bytes.fromhex(info["identity_public_key"])) == 33
+    # Certified by the software card's test CA, which a real reader's card is not trusted by: said, in JSON and text.
+    ca = TEST_CA.hex()
+    assert info["identity_trusted"] is False and info["identity_ca_key"] == ca
+    text = run_keyhost(keyhost_bin, "card", "info")
+    assert text.returncode == 0 and "identity trusted: NO" in text.stdout
+    assert "warning: the card's identity certificate is signed by an unknown certificate authority " + ca in text.stderr
+    assert "--trusted-ca " + ca in text.stderr
+    trusted = run_keyhost(keyhost_bin, "card", "info", "--json", "--trusted-ca", ca)
+    assert trusted.returncode == 0 and json.loads(trusted.stdout)["identity_trusted"] is True and "warning" not in trusted.stderr
+    # factory-reset believes the identity key --confirm names only from a card that proves it (trusted CA, handshake).
+    made = run_keyhost(keyhost_bin, "card", "init", "--json", "--trusted-ca", ca, env={"KEYHOST_PIN": "123456", "KEYHOST_PUK": "987654321098"})
+    assert made.returncode == 0, made.stderr
+    identity = json.loads(made.stdout)["identity_public_key"]
+    refused = run_keyhost(keyhost_bin, "card", "factory-reset", "--confirm", identity, "--json")
+    assert refused.returncode == 1 and json.loads(refused.stderr)["error"]["kind"] == "untrusted_card", refused.stderr
+    assert "--trusted-ca " + ca in refused.stderr
+    assert json.loads(run_keyhost(keyhost_bin, "card", "info", "--json").stdout)["initialized"] is True
+    reset = run_keyhost(keyhost_bin, "card", "factory-reset", "--confirm", identity, "--trusted-ca", ca, "--json")
+    assert reset.returncode == 0, reset.stderr
+    assert json.loads(reset.stdout)["initialized"] is False
 
 
 def test_card_info_errors(keyhost_bin):
@@ -536,7 +556,7 @@ def test_serve_validation(keyhost_bin):
 
 def test_state_survives_kill_9(serve, tmp_path):
     state = tmp_path / "card.json"
-    server = serve("--state", str(state), "--applet", "3.2")
+    server = serve("--card-state", str(state), "--applet", "3.2")
     card = keycard()
     card.select()
     card.init(PIN, PUK, PAIRING_PASSWORD)
@@ -552,7 +572,7 @@ def test_state_survives_kill_9(serve, tmp_path):
     assert server.stop(signal.SIGKILL) == -signal.SIGKILL
     card.transport.disconnect()
 
-    serve("--state", str(state), "--applet", "3.2")
+    serve("--card-state", str(state), "--applet", "3.2")
     card = keycard()
     info = card.select()
     assert card.is_initialized and bytes(info.key_uid) == key_uid
@@ -565,7 +585,7 @@ def test_state_survives_kill_9(serve, tmp_path):
 
 def test_sigterm_exits_cleanly_with_state(serve, tmp_path):
     state = tmp_path / "card.json"
-    server = serve("--state", str(state))
+    server = serve("--card-state", str(state))
     card = keycard()
     card.select()
     card.init(PIN, PUK, PAIRING_PASSWORD)

@@ -59,10 +59,18 @@ t.test("readers always include the virtual card", function()
   t.raises(function() card.open { reader = "virtual", applet = "2.0" } end, 'emulates "3.2" and "4.0"')
   t.raises(function() card.open { reader = "virtual", apllet = "3.2" } end, "unknown option 'apllet'")
   -- Numbers count real readers from 0, as `keyhost card list` prints them; the virtual reader goes by name.
-  t.raises(function() card.open { reader = #readers - 1 } end, "numbered from 0 as 'keyhost card list' prints them")
+  t.raises(function() card.open { reader = #readers - 1 } end, "numbered from 0 as card%.list%(%) lists them")
   local s <close> = card.open { reader = "virtual" }
   t.eq(s:reader(), "virtual")
 end)
+
+-- GET STATUS as `keyhost card status --json` prints it: no key loaded, so no key UID and no path (P1 01 is not sent).
+local function fresh_status(s, applet)
+  local st = s:status()
+  t.eq({ st.applet, st.pin_retries, st.puk_retries, st.has_master_key, st.path == nil, st.key_uid == nil },
+       { applet, 3, 5, false, true, true })
+  t.eq(st.instance_uid and #st.instance_uid, applet == "3.2" and 16 or nil)
+end
 
 for _, applet in ipairs(APPLETS) do
   local v1 = applet == "3.2"
@@ -74,7 +82,10 @@ for _, applet in ipairs(APPLETS) do
     t.eq(before.initialized, false)
     local err = card_error(function() s:auto { pin = PIN, pairing_password = PASSWORD } end)
     t.eq(err.kind, "not_initialized")
-    s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+    local made = s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+    -- keyhost card init --json's record (s:init does not pair: no pairing_index)
+    t.eq({ made.applet, made.secure_channel, made.pairing_index }, { applet, v1 and 1 or 2, nil })
+    t.eq(#(made.instance_uid or made.identity_public_key), v1 and 16 or 33)
     local info = s:select()
     t.eq(info.initialized, true)
     t.eq(info.applet, applet)
@@ -95,8 +106,7 @@ for _, applet in ipairs(APPLETS) do
   t.test(name("keys, export and signatures match keyhost.hd"), function()
     local s <close> = ready(applet)
     local master <close> = hd.from_mnemonic(ABANDON)
-    t.eq(s:status(), v1 and { pin_retries = 3, puk_retries = 5, has_master_key = false, path = "m" }
-                        or { pin_retries = 3, puk_retries = 5, has_master_key = false })
+    fresh_status(s, applet)
     local key_uid = s:load_seed(hd.mnemonic_to_seed(ABANDON))
     t.eq(key_uid, hash.sha256(master:public_key { compressed = false }))
     t.eq(s:status().has_master_key, true)
@@ -233,8 +243,7 @@ for _, applet in ipairs(APPLETS) do
     t.eq(err.command, "UNBLOCK PIN")
     t.ok(not tostring(err):find("111111111111", 1, true))
     s:unblock_pin(PUK, "654321")
-    t.eq(s:status(), v1 and { pin_retries = 3, puk_retries = 5, has_master_key = false, path = "m" }
-                        or { pin_retries = 3, puk_retries = 5, has_master_key = false })
+    fresh_status(s, applet)
     err = card_error(function() s:unblock_pin(PUK, "654321") end)
     t.eq(err.kind, "conditions_not_satisfied")
 
@@ -351,6 +360,8 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   local p2 = s:pair { pairing_password = PASSWORD, store = false }
   t.eq({ p1.index, p2.index }, { 0, 1 })
   t.eq(#p1.key, 32)
+  -- keyhost card pair --json's fields besides the pairing itself
+  t.eq({ p2.pairing_index, p2.new_pairing, #p2.instance_uid }, { 1, true, 16 })
   local r = s:auto { pin = PIN, pairing_password = PASSWORD }
   t.eq(r.pairing_index, 2)
   t.eq(r.new_pairing, true)
@@ -372,7 +383,6 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   t.eq(s:select().free_pairing_slots, 0)
   local ep = s:pair { pairing_password = PASSWORD, ephemeral = true, store = false }
   t.eq(ep.index, 255)
-  s:select()
   s:open_secure_channel { index = ep.index, key = ep.key }
   s:verify_pin(PIN)
   t.eq(#s:unpair_others { pin = PIN }, 3)
@@ -387,6 +397,22 @@ t.test("pairing slots exhausted, unpair_others frees them", function()
   s:verify_pin(PIN)
   s:unpair(p.index)
   t.eq(s:select().free_pairing_slots, 3)
+end)
+
+t.test("on a full 3.2 card, auto's temporary slot frees the others (its pairing does not survive SELECT, as on the applet)", function()
+  local s <close> = card.open { reader = "virtual", applet = "3.2", pairing_slots = 2 }
+  s:select()
+  s:init { pin = PIN, puk = PUK, pairing_password = PASSWORD }
+  s:pair { pairing_password = PASSWORD, store = false }
+  s:pair { pairing_password = PASSWORD, store = false }
+  local r = s:auto { pin = PIN, pairing_password = PASSWORD }
+  t.eq({ r.ephemeral, r.pairing_index }, { true, 255 })
+  t.eq(s:unpair_others { pin = PIN }, { 0, 1 })
+  t.eq(s:status().pin_retries, 3)
+  t.eq(s:select().free_pairing_slots, 2)
+  -- SELECT erased the temporary pairing: the card no longer knows slot 255
+  local err = card_error(function() s:open_secure_channel() end)
+  t.eq(err.kind, "pairing_rejected")
 end)
 
 t.test("unpair_others frees and reports only the slots in use, as keyhost card unpair --others", function()

@@ -6,9 +6,6 @@ import LuaRuntime
 /// `message`, whose `tostring` reads `wrong PIN: 2 tries left (SW 63C2 from VERIFY PIN)` (the service's fields).
 extension CardServiceError: LuaErrorConvertible {}
 
-/// A session that could not be opened (`no_reader`, …): a table with its `kind`.
-extension CardSetupError: LuaErrorConvertible {}
-
 /// Runs `body`, turning card-stack errors into structured Lua errors; Lua's own errors pass as they are.
 func cardCall<R>(_ command: String?, _ body: () throws -> R) throws -> R {
     do {

@@ -44,124 +44,73 @@ enum CardModule {
         }
     }
 
+    /// `card.open{}`: the options as a `CardOpenRequest`, opened by `CardOpener` (as every command opens its card).
     static func open(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSessionObject {
         let opts = try Options(ctx, 1, allowed: openOptions)
-        let trace = try traceMode(opts)
-        let seed = try opts.integer("seed")
-        let replayPath = try opts.string("replay")
-
-        // The transport.
-        let readerName: String
-        var base: CardChannel
-        var virtualCard: SoftKeycard?
-        var isVirtual = false
-        if let replayPath {
-            if opts.has("reader") { throw LuaArgumentError(1, "options 'replay' and 'reader' exclude each other") }
-            let text: String
-            do {
-                let bytes = try BoundedFile.read(replayPath, limit: 64 * BoundedFile.mebibyte)
-                guard let decoded = String(bytes: bytes, encoding: .utf8) else {
-                    throw BoundedFile.ReadError(path: replayPath, problem: "is not UTF-8 text")
-                }
-                text = decoded
-            } catch let error as BoundedFile.ReadError {
-                throw CardServiceError(kind: "bad_transcript", "cannot read transcript \(replayPath): \(error.problem)")
+        var request = CardOpenRequest(reader: try reader(opts))
+        request.trace = try traceMode(opts)
+        request.seed = try opts.integer("seed")
+        request.replay = try opts.string("replay")
+        request.record = try opts.string("record")
+        if request.replay != nil && opts.has("reader") { throw LuaArgumentError(1, "options 'replay' and 'reader' exclude each other") }
+        if !request.isVirtual {
+            for key in ["state", "applet", "pairing_slots"] where opts.has(key) {
+                throw LuaArgumentError(1, "option '\(key)' is for reader = \"virtual\" only")
             }
-            base = try cardCall(nil) { try ReplayChannel(text: text) }
-            readerName = "replay \(PathText.lastComponent(replayPath))"
-        } else {
-            let (name, source) = try resolveReader(opts, sources)
-            readerName = name
-            if let source {
-                for key in ["state", "applet", "pairing_slots"] where opts.has(key) {
-                    throw LuaArgumentError(1, "option '\(key)' is for reader = \"virtual\" only")
-                }
-                if seed != nil {
-                    throw LuaArgumentError(1, "option 'seed' makes the host's secure channel keys predictable; it is for reader = \"virtual\" and replays only")
-                }
-                let wait = try opts["wait"].isNil ? nil : number(opts, "wait")
-                base = try cardCall(nil) { try source.connect(reader: name, options: CardConnectOptions(wait: wait)) }
-            } else {
-                isVirtual = true
-                var options = SoftKeycardOptions()
-                if let applet = try opts["applet"].isNil ? nil : appletVersion(opts) { options.appletVersion = applet }
-                if let slots = try opts.integer("pairing_slots") {
-                    guard (1...100).contains(slots) else { throw LuaArgumentError(1, "option 'pairing_slots' is \(slots); use 1...100") }
-                    options.pairingSlots = Int(slots)
-                }
-                if let seed { options.randomSeed = Array("keyhost virtual card \(seed)".utf8) }
-                let card = try cardCall(nil) {
-                    try VirtualCards.open(state: try opts.string("state"), options: options, appletGiven: opts.has("applet"))
-                }
-                virtualCard = card
-                base = card
+            if request.seed != nil && request.replay == nil {
+                throw LuaArgumentError(1, "option 'seed' makes the host's secure channel keys predictable; it is for reader = \"virtual\" and replays only")
             }
         }
-
-        // Recording (raw exchanges) below tracing, so the trace shows what was recorded.
-        var recorder: RecordingChannel?
-        let recordPath = try opts.string("record")
-        if recordPath != nil {
-            let recording = RecordingChannel(base)
-            recorder = recording
-            base = recording
+        request.state = try opts.string("state")
+        if !opts["applet"].isNil { request.applet = try appletVersion(opts) }
+        if let slots = try opts.integer("pairing_slots") {
+            guard (1...100).contains(slots) else { throw LuaArgumentError(1, "option 'pairing_slots' is \(slots); use 1...100") }
+            request.pairingSlots = Int(slots)
         }
-        var tracer: TracingChannel?
-        if let trace {
-            let tracing = TracingChannel(base, showsPlaintext: trace)
-            tracer = tracing
-            base = tracing
-        }
-
-        let random: RandomSource = seed.map { SeededRandom(seed: Array("keyhost card client \($0)".utf8)) } ?? SystemRandom()
-        var trusted = IdentityCertificate.defaultCAKeys
-        if isVirtual || replayPath != nil { trusted.append(SoftKeycard.testCAKey().publicKey) }
-        if case .table(let keys) = opts["trusted_ca_keys"] {
-            for (i, key) in keys.array.enumerated() {
-                guard case .string(let bytes) = key, let publicKey = try? PublicKey(bytes: bytes) else {
-                    throw LuaArgumentError(1, "trusted_ca_keys[\(i + 1)] is not a 33 or 65 byte public key")
-                }
-                trusted.append(publicKey)
-            }
-        } else if !opts["trusted_ca_keys"].isNil {
-            throw LuaArgumentError(1, "option 'trusted_ca_keys' must be a list of public keys (33 or 65 bytes each)")
-        }
-        let card = KeycardCommandSet(channel: base, random: random, trustedCAKeys: trusted)
-
-        let store: PairingStore
+        if !opts["wait"].isNil { request.connect.wait = try number(opts, "wait") }
+        request.trustedCAKeys = try trustedCAKeys(opts)
         switch opts["pairing_store"] {
-        case .nil:
-            // A card that vanishes with the process keeps its pairings in memory too.
-            let ephemeral = (isVirtual && !opts.has("state")) || replayPath != nil
-            store = PairingStore(ephemeral ? .memory : .file(PairingStore.defaultPath()))
-        case .boolean(false):
-            store = PairingStore(.memory)
+        case .nil: request.pairingStore = .automatic
+        case .boolean(false): request.pairingStore = .memory
         case .string:
-            guard let path = try opts.string("pairing_store"), path.hasPrefix("/") || !path.isEmpty else {
+            guard let path = try opts.string("pairing_store"), !path.isEmpty else {
                 throw LuaArgumentError(1, "option 'pairing_store' must be a file path or false")
             }
-            store = PairingStore(.file(URL(fileURLWithPath: path).standardizedFileURL.path))
+            request.pairingStore = .file(URL(fileURLWithPath: path).standardizedFileURL.path)
         default:
             throw LuaArgumentError(1, "option 'pairing_store' must be a file path or false, got \(opts["pairing_store"].typeName)")
         }
-
-        return CardSessionObject(session: CardSession(readerName: readerName, card: card, virtualCard: virtualCard, recorder: recorder,
-                                                      recordPath: recordPath, tracer: tracer, store: store))
+        return CardSessionObject(session: try cardCall(nil) { try CardOpener.open(request, readers: sources, frontEnd: .lua) })
     }
 
     /// `reader = "virtual" | name | index`; without it, the first reader with a card (`ReaderChoice`, as every command).
-    static func resolveReader(_ opts: Options, _ sources: [CardReaderSource]) throws -> (String, CardReaderSource?) {
-        let wanted: String?
+    static func reader(_ opts: Options) throws -> String? {
         switch opts["reader"] {
-        case .nil: wanted = nil
-        case .integer, .number: wanted = "\(try opts.integer("reader") ?? 0)"
-        case .string: wanted = try opts.string("reader") ?? ""
+        case .nil: return nil
+        case .integer, .number: return "\(try opts.integer("reader") ?? 0)"
+        case .string: return try opts.string("reader") ?? ""
         default:
             throw LuaArgumentError(1, "option 'reader' must be a reader name or number, got \(opts["reader"].typeName)")
         }
-        let wait = try opts["wait"].isNil ? nil : number(opts, "wait")
-        let entry = try ReaderChoice.choose(wanted, sources: sources, virtualHint: "reader = \"virtual\"", wait: wait)
-        return (entry.name, entry.source)
+    }
+
+    /// `trusted_ca_keys = {key, ...}`: CA public keys trusted besides Status' own.
+    static func trustedCAKeys(_ opts: Options) throws -> [PublicKey] {
+        guard case .table(let keys) = opts["trusted_ca_keys"] else {
+            if opts["trusted_ca_keys"].isNil { return [] }
+            throw LuaArgumentError(1, "option 'trusted_ca_keys' must be a list of public keys (33 or 65 bytes each)")
+        }
+        return try keys.array.enumerated().map { i, key in
+            guard case .string(let bytes) = key else {
+                throw LuaArgumentError(1, "trusted_ca_keys[\(i + 1)] is not a 33 or 65 byte public key")
+            }
+            guard let publicKey = try? PublicKey(bytes: bytes) else {
+                throw LuaArgumentError(1, [33, 65].contains(bytes.count)
+                    ? "trusted_ca_keys[\(i + 1)] is not a point on secp256k1 (\(bytes.count) bytes, but not a public key)"
+                    : "trusted_ca_keys[\(i + 1)] is not a 33 or 65 byte public key")
+            }
+            return publicKey
+        }
     }
 
     static func appletVersion(_ opts: Options) throws -> AppletVersion {

@@ -18,10 +18,10 @@ extension CardSessionObject {
     static let luaMethods: [String: LuaMethod<CardSessionObject>] = [
         // MARK: selection, set-up, pairing
         "select": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.session.select(card)))
+            try ctx.return(CardTables.info(object, card, try object.session.select(card)))
         },
         "info": method("SELECT") { object, card, ctx in
-            try ctx.return(CardTables.info(try object.session.info(card)))
+            try ctx.return(CardTables.info(object, card, try object.session.info(card)))
         },
         "init": method("INIT") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pin", "puk", "pairing_password", "pin_retries", "puk_retries", "duress_pin"])
@@ -41,7 +41,8 @@ extension CardSessionObject {
             let pukRetries = try opts.integer("puk_retries").map { Int(clamping: $0) }
             try object.session.initialize(card, pin: SecretBytes(pin), puk: SecretBytes(puk), pairingPassword: password,
                                           duress: duress.map { SecretBytes($0) }, pinRetries: pinRetries, pukRetries: pukRetries)
-            return 0
+            // What `keyhost card init --json` prints; this method does not pair, so no pairing_index.
+            return try ctx.return(LuaValue(record: CardRecords.initialized(try object.session.info(card), pairingIndex: nil)))
         },
         "pair": method("PAIR") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["pairing_password", "password", "store", "ephemeral"])
@@ -51,10 +52,15 @@ extension CardSessionObject {
             // 4.x cards do not pair: refuse before anything is sent (a re-SELECT would drop the open secure channel).
             let info = try object.session.info(card)
             if info.secureChannelVersion == .v2 { throw KeycardError.unsupported(.pair, applet: "\(info.version)") }
-            let password = try SecretInput.pairingPassword.resolve(try opts.bytes("pairing_password"))
+            let password = try object.session.frontEnd.pairingPassword.resolve(try opts.bytes("pairing_password"))
             let mode: PairingMode = try opts.boolean("ephemeral") == true ? .ephemeral : .persistent
             let pairing = try object.session.pair(card, password: password, mode: mode, persist: try opts.boolean("store") ?? true)
-            return try ctx.return(.table(LuaTable(["index": .integer(Int64(pairing.index)), "key": .string(pairing.key.revealedBytes())])))
+            // `keyhost card pair`'s record, plus the pairing itself for s:open_secure_channel{index = ..., key = ...}.
+            let record = CardRecords.paired(instanceUID: info.instanceUID, index: Int(pairing.index), new: true)
+            guard case .table(var table) = LuaValue(record: record) else { return 0 }
+            table["index"] = .integer(Int64(pairing.index))
+            table["key"] = .string(pairing.key.revealedBytes())
+            return try ctx.return(.table(table))
         },
         "open_secure_channel": method("OPEN SECURE CHANNEL") { object, card, ctx in
             let opts = try Options(ctx, 2, allowed: ["index", "key"])
@@ -95,19 +101,19 @@ extension CardSessionObject {
         "verify_pin": method("VERIFY PIN") { object, card, ctx in
             var given = try ctx.optionalBytes(2)
             defer { if given != nil { zero(&given!) } }
-            try object.session.verifyPIN(card, try SecretInput.pin.resolve(given))
+            try object.session.verifyPIN(card, try object.session.frontEnd.pin.resolve(given))
             return 0
         },
         "change_pin": method("CHANGE PIN") { _, card, ctx in
             var value = try ctx.bytes(2)
             defer { zero(&value) }
-            try card.changePIN(SecretBytes(value).text)
+            try card.changePIN(SecretBytes(value))
             return 0
         },
         "change_puk": method("CHANGE PIN") { _, card, ctx in
             var value = try ctx.bytes(2)
             defer { zero(&value) }
-            try card.changePUK(SecretBytes(value).text)
+            try card.changePUK(SecretBytes(value))
             return 0
         },
         "change_pairing_password": method("CHANGE PIN") { _, card, ctx in
@@ -119,21 +125,12 @@ extension CardSessionObject {
         "unblock_pin": method("UNBLOCK PIN") { object, card, ctx in
             var puk = try ctx.bytes(2), pin = try ctx.bytes(3)
             defer { zero(&puk); zero(&pin) }
-            try card.unblockPIN(puk: SecretBytes(puk).text, newPIN: SecretBytes(pin).text)
+            try card.unblockPIN(puk: SecretBytes(puk), newPIN: SecretBytes(pin))
             object.session.setPINVerified(true)
             return 0
         },
         "status": method("GET STATUS") { _, card, ctx in
-            let status = try card.getStatus()
-            var table = LuaTable([
-                "pin_retries": .integer(Int64(status.pinRetries)),
-                "puk_retries": .integer(Int64(status.pukRetries)),
-                "has_master_key": .boolean(status.hasMasterKey),
-            ])
-            if card.applicationInfo?.secureChannelVersion == .v1 {
-                table["path"] = .text(try card.getCurrentPath().description)
-            }
-            return try ctx.return(.table(table))
+            try ctx.return(LuaValue(record: try CardRecords.status(card)))
         },
 
         // MARK: keys
@@ -232,17 +229,7 @@ extension CardSessionObject {
                 // 4.x has no current key: without a path EXPORT KEY answers with the master key, which nobody asks for by accident.
                 throw LuaArgumentError(2, "option 'path' is required on applet 4.x cards (they have no current key); use \"m\" for the master key")
             }
-            let exported = try card.exportKey(option, path: path)
-            var table = LuaTable()
-            if let key = exported.resolvedPublicKey { table["public_key"] = .string(key.compressed) }
-            if let chainCode = exported.chainCode { table["chain_code"] = .string(chainCode) }
-            if let privateKey = exported.privateKey { table["private_key"] = .string(privateKey.revealedBytes()) }
-            if let path { table["path"] = .text(path.description) }
-            if wantsXpub, option == .extendedPublic, let key = exported.resolvedPublicKey, let chainCode = exported.chainCode,
-               let path, path.source == .master {
-                table["xpub"] = .text(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
-            }
-            return try ctx.return(.table(table))
+            return try ctx.return(LuaValue(record: try CardRecords.exportedKey(card, option, path: path, family: family, xpub: wantsXpub)))
         },
 
         // MARK: signing
@@ -359,24 +346,9 @@ extension CardSessionObject {
 
 /// Lua tables and argument forms of the card module.
 enum CardTables {
-    static func info(_ info: ApplicationInfo) -> LuaValue {
-        var table = LuaTable([
-            "initialized": .boolean(info.isInitialized),
-            "applet": .text("\(info.version)"),
-            "secure_channel": .integer(Int64(info.secureChannelVersion.rawValue)),
-            "has_master_key": .boolean(info.hasMasterKey),
-        ])
-        if let uid = info.instanceUID { table["instance_uid"] = .string(uid) }
-        if let slots = info.freePairingSlots { table["free_pairing_slots"] = .integer(Int64(slots)) }
-        if let keyUID = info.keyUID { table["key_uid"] = .string(keyUID) }
-        if let retries = info.pinRetries, info.isInitialized { table["pin_retries"] = .integer(Int64(retries)) }
-        if let key = info.secureChannelPublicKey { table["secure_channel_public_key"] = .string(key.uncompressed) }
-        if let certificate = info.identityCertificate { table["identity_public_key"] = .string(certificate.identityKey.compressed) }
-        let names: [(Capabilities, String)] = [(.secureChannel, "secure_channel"), (.keyManagement, "key_management"),
-                                               (.credentialsManagement, "credentials_management"), (.ndef, "ndef"),
-                                               (.factoryReset, "factory_reset")]
-        table["capabilities"] = .table(LuaTable(array: names.filter { info.capabilities.contains($0.0) }.map { .text($0.1) }))
-        return .table(table)
+    /// SELECT's answer as `keyhost card info --json` prints it (`CardRecords.info`).
+    static func info(_ object: CardSessionObject, _ card: KeycardCommandSet, _ info: ApplicationInfo) -> LuaValue {
+        LuaValue(record: CardRecords.info(info, reader: object.readerName, trust: CardTrust(card, info)))
     }
 
     /// A Keycard path argument: `"m/44'/60'/0'/0/0"` (from the master), `"../1"` (parent), `"./0"` or `"0/1"` (current).

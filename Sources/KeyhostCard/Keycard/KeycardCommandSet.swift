@@ -89,15 +89,18 @@ public final class KeycardCommandSet {
     /// left out of INIT it is the PIN itself (4.0) or the PUK's first six digits (3.2). So unless
     /// `alternatePIN` is given, six random digits that nobody knows are sent instead, and the user's
     /// PIN opens the real wallet. `appletDefaultDuressPIN` sends what other tools send (for tests).
-    public func initialize(pin: String, puk: String, pairingSecret: SecretBytes? = nil,
-                           pinRetries: Int? = nil, pukRetries: Int? = nil, alternatePIN: String? = nil,
+    public func initialize(pin: SecretBytes, puk: SecretBytes, pairingSecret: SecretBytes? = nil,
+                           pinRetries: Int? = nil, pukRetries: Int? = nil, alternatePIN: SecretBytes? = nil,
                            appletDefaultDuressPIN: Bool = false) throws {
-        let alternatePIN = appletDefaultDuressPIN ? alternatePIN : (alternatePIN ?? unguessableDuressPIN(avoiding: [pin, String(puk.prefix(6))]))
+        var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes()
+        var alternate = alternatePIN?.revealedBytes()
+        defer { wipe(&pinBytes); wipe(&pukBytes); if alternate != nil { wipe(&alternate!) } }
+        if !appletDefaultDuressPIN && alternate == nil { alternate = unguessableDuressPIN(avoiding: [pinBytes, Array(pukBytes.prefix(6))]) }
         let info = try requireInfo(.initialize)
         guard !info.isInitialized else { throw KeycardError.alreadyInitialized }
-        try checkDigits(pin, Keycard.pinLength, "PIN")
-        try checkDigits(puk, Keycard.pukLength, "PUK")
-        var data = Array(pin.utf8) + Array(puk.utf8)
+        try checkDigits(bytes: pinBytes, Keycard.pinLength, "PIN")
+        try checkDigits(bytes: pukBytes, Keycard.pukLength, "PUK")
+        var data = pinBytes + pukBytes
         defer { wipe(&data) }
         if info.secureChannelVersion == .v1 {
             guard let secret = pairingSecret, secret.count == 32 else { throw KeycardError.invalidArgument("secure channel v1 INIT needs a 32-byte pairing secret") }
@@ -105,15 +108,15 @@ public final class KeycardCommandSet {
         } else if pairingSecret != nil {
             throw KeycardError.invalidArgument("secure channel v2 cards take no pairing secret")
         }
-        if pinRetries != nil || pukRetries != nil || alternatePIN != nil {
+        if pinRetries != nil || pukRetries != nil || alternate != nil {
             let pinLimit = pinRetries ?? 3, pukLimit = pukRetries ?? 5
             guard (2...10).contains(pinLimit), (3...12).contains(pukLimit) else {
                 throw KeycardError.invalidArgument("PIN retries must be 2...10 and PUK retries 3...12")
             }
             data += [UInt8(pinLimit), UInt8(pukLimit)]
-            if let alternatePIN {
-                try checkDigits(alternatePIN, Keycard.pinLength, "alternate PIN")
-                data += Array(alternatePIN.utf8)
+            if let alternate {
+                try checkDigits(bytes: alternate, Keycard.pinLength, "alternate PIN")
+                data += alternate
             }
         }
         if info.secureChannelVersion == .v1 {
@@ -130,10 +133,18 @@ public final class KeycardCommandSet {
         }
     }
 
+    /// INIT from text, for this module's tests (`@testable`): a String cannot be wiped, so the API takes bytes.
+    func initialize(pin: String, puk: String, pairingSecret: SecretBytes? = nil, pinRetries: Int? = nil, pukRetries: Int? = nil,
+                    alternatePIN: String? = nil, appletDefaultDuressPIN: Bool = false) throws {
+        try initialize(pin: SecretBytes(Array(pin.utf8)), puk: SecretBytes(Array(puk.utf8)), pairingSecret: pairingSecret,
+                       pinRetries: pinRetries, pukRetries: pukRetries, alternatePIN: alternatePIN.map { SecretBytes(Array($0.utf8)) },
+                       appletDefaultDuressPIN: appletDefaultDuressPIN)
+    }
+
     /// Six random digits equal to none of `avoiding`; never shown, so the decoy wallet stays closed.
-    func unguessableDuressPIN(avoiding: [String]) -> String {
+    func unguessableDuressPIN(avoiding: [[UInt8]]) -> [UInt8] {
         while true {
-            let digits = String(decoding: random.bytes(6).map { 0x30 + $0 % 10 }, as: UTF8.self)
+            let digits = random.bytes(6).map { 0x30 + $0 % 10 }
             if !avoiding.contains(digits) { return digits }
         }
     }

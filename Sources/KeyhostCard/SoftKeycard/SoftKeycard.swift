@@ -125,6 +125,9 @@ public final class SoftKeycard: CardChannel {
             return ResponseAPDU(statusWord: .fileNotFound)
         }
         resetSession()
+        // The 3.2 applet erases its temporary pairing (slot 0xFF) on every SELECT, not only at power-off: a host paired
+        // there must keep the card selected for as long as it needs that pairing.
+        ephemeralPairingKey = nil
         do { return ResponseAPDU(data: isV2 ? try selectAnswerV2() : try selectAnswerV1(), statusWord: .success) } catch {
             return ResponseAPDU(statusWord: .unknown)
         }

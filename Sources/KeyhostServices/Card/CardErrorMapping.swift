@@ -3,10 +3,10 @@ import KeyhostCrypto
 
 extension CardServiceError {
     /// Turns any error from the card stack into a structured error; `command` names what was being done
-    /// when the error itself does not say (e.g. "SIGN"). Structured errors (this type, `CardSetupError`) pass as they are.
+    /// when the error itself does not say (e.g. "SIGN"). Structured errors pass as they are.
     public static func from(_ error: Error, command: String?) -> Error {
         switch error {
-        case is CardServiceError, is CardSetupError:
+        case is CardServiceError:
             return error
         case let error as KeycardError:
             return from(keycard: error, command: command)
@@ -99,54 +99,16 @@ extension CardServiceError {
         case .pair: return "PAIR needs the secure channel closed (select the card first)"
         // The 4.0 applet answers SELECT with 6985 when it holds no identity certificate: a card not
         // personalised by its maker (or a development build), whose genuineness cannot be checked.
-        case .select: return "the applet answered SELECT with 6985: it holds no identity certificate (the card was not personalised by its maker, or runs a development build), so keyhost cannot check that it is a genuine Keycard"
+        case .select: return "the applet answered SELECT with 6985: it holds no identity certificate (the card was not personalised by its maker, or runs a development build), so nobody can check that it is a genuine Keycard"
         default: return "\(ins) needs the PIN verified (and, for key commands, a key loaded)"
         }
     }
 }
 
 extension CardServiceError {
-    /// The same error for `keyhost card …`: hints that name Lua methods (`s:unblock_pin(…)`) name the command instead.
-    /// Kind, status word, retries and command stay as they are, so `--json` errors match Lua's.
-    public var forCommandLine: CardServiceError {
-        let text: String
-        switch kind {
-        case "pin_blocked": text = "PIN blocked: unblock it with the PUK: keyhost card unblock-pin"
-        case "not_found" where command == "\(KeycardInstruction.sign)":
-            text = "no PIN-less path is set on the card; set one with 'keyhost card set-pinless-path --path m/…' (it takes the PIN once)"
-        case "no_free_slot":
-            text = "no free pairing slot: other hosts hold every slot of the card; free them with 'keyhost card unpair --others' "
-                + "(it works from this host too, through the card's temporary slot), or factory reset the card"
-        case "not_initialized": text = "the card is not initialised; set it up with keyhost card init"
-        case "channel_reset": text = "the card reset the secure channel; run the command again"
-        case "channel_not_open": text = "\(command ?? "the command") needs an open secure channel; run the command again"
-        case "not_paired": text = "no pairing with this card: pair with keyhost card pair"
-        case "pairing_rejected": text = "the card does not know this pairing (slot freed or card reset); pair again with keyhost card pair"
-        case "untrusted_card":
-            guard let caKey else { return self }
-            let hex = Hex.encode(caKey)
-            text = "untrusted card: certificate signed by unknown CA \(hex); if you trust that certificate authority, "
-                + "name its public key with --trusted-ca KEY: --trusted-ca \(hex)"
-        default: return self
-        }
-        return CardServiceError(kind: kind, text, statusWord: statusWord, retriesLeft: retriesLeft, command: command, caKey: caKey)
-    }
-}
-
-extension CardServiceError {
-    /// Runs `body`, turning card-stack errors into structured errors (worded for Lua's hints).
+    /// Runs `body`, turning card-stack errors into structured errors (worded for Lua's hints; `CardFrontEnd.mapping` words them for either front end).
     public static func mapping<R>(_ command: String?, _ body: () throws -> R) throws -> R {
         do { return try body() } catch { throw from(error, command: command) }
     }
 
-    /// Runs `body` for a command-line command: card-stack errors become structured errors worded for the command line.
-    public static func mappingForCommandLine<R>(_ command: String?, _ body: () throws -> R) throws -> R {
-        do {
-            return try body()
-        } catch {
-            let mapped = from(error, command: command)
-            if let card = mapped as? CardServiceError { throw card.forCommandLine }
-            throw mapped
-        }
-    }
 }

@@ -26,10 +26,10 @@ public enum CardReaders {
     }
 
     /// The error for a reader number that does not exist, with the numbers that do.
-    public static func noReaderNumber(_ number: Int64, in list: [Entry]) -> String {
+    public static func noReaderNumber(_ number: Int64, in list: [Entry], readerList: String) -> String {
         let real = list.filter { $0.source != nil }
         let numbered = real.enumerated().map { "\($0.offset): \"\($0.element.name)\"" }.joined(separator: ", ")
-        return "no reader number \(number); readers are numbered from 0 as 'keyhost card list' prints them"
+        return "no reader number \(number); readers are numbered from 0 as \(readerList) lists them"
             + (real.isEmpty ? ", and there is none (use \"virtual\" for the software card)" : ": \(numbered)")
     }
 }

@@ -28,11 +28,11 @@ extension CardSession {
         return pairing
     }
 
-    /// SELECT, pair or reuse the stored pairing, open the secure channel, verify the PIN (`pin`, else `pinInput`).
+    /// SELECT, pair or reuse the stored pairing, open the secure channel, verify the PIN (`pin`, else the front end's input).
     /// `{applet, secure_channel, pairing_index, new_pairing, instance_uid, ephemeral}` as `openChannel`.
     public func auto(_ card: KeycardCommandSet, pin: [UInt8]?, password: [UInt8]?) throws -> Record {
         let result = try openChannel(card, password: password)
-        let secretPIN = try pinInput.resolve(pin)
+        let secretPIN = try frontEnd.pin.resolve(pin)
         try verifyPIN(card, secretPIN)
         return result
     }
@@ -59,16 +59,16 @@ extension CardSession {
                 }
             }
             if !reused {
-                let secret = try passwordInput.resolve(password)
+                let secret = try frontEnd.pairingPassword.resolve(password)
                 do {
                     let pairing = try pair(card, password: secret, mode: .persistent, persist: true)
-                    pairingNotice?(Self.slotTaken(pairing.index, freeBefore: info.freePairingSlots))
-                } catch KeycardError.noFreePairingSlot where ephemeralFallback {
+                    frontEnd.notice?(frontEnd.slotTaken(pairing.index, freeBefore: info.freePairingSlots))
+                } catch KeycardError.noFreePairingSlot where frontEnd.temporaryPairing {
                     // Every slot is taken: an ephemeral pairing still opens a channel, e.g. to unpair_others().
                     try select(card)
                     _ = try pair(card, password: secret, mode: .ephemeral, persist: false)
                     fields.append(("ephemeral", .bool(true)))
-                    pairingNotice?("every pairing slot of the card is taken; paired through its temporary slot, for this session only")
+                    frontEnd.notice?("every pairing slot of the card is taken; paired through its temporary slot, for this session only")
                 }
                 fields.append(("new_pairing", .bool(true)))
                 try card.openSecureChannel()
@@ -81,14 +81,6 @@ extension CardSession {
             try card.openSecureChannel()
         }
         return .object(fields)
-    }
-
-    /// What a new persistent pairing cost: slots are few (10 on a 3.2 card) and each host keeps its own until freed.
-    public static func slotTaken(_ index: UInt8, freeBefore: Int?) -> String {
-        let left = freeBefore.map { max(0, $0 - 1) }
-        let count = left.map { $0 == 1 ? "1 pairing slot is" : "\($0) pairing slots are" } ?? "an unknown number of pairing slots are"
-        return "paired with the card: this host now holds its pairing slot \(index); \(count) left free "
-            + "(keyhost card unpair gives this one back, keyhost card unpair --others frees the rest)"
     }
 
     /// Whether OPEN SECURE CHANNEL / MUTUALLY AUTHENTICATE failed because the card does not know the pairing.

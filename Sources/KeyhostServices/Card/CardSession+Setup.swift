@@ -17,8 +17,7 @@ extension CardSession {
             }
             secret = try PairingSecret.derive(password: pairingPassword)
         }
-        try card.initialize(pin: pin.text, puk: puk.text, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries,
-                            alternatePIN: duress.map { $0.text })
+        try card.initialize(pin: pin, puk: puk, pairingSecret: secret, pinRetries: pinRetries, pukRetries: pukRetries, alternatePIN: duress)
         if reselect { try select(card) }
     }
 
@@ -27,6 +26,27 @@ extension CardSession {
         let uid = card.applicationInfo?.instanceUID
         try card.factoryReset()
         if let uid { try store.remove(uid: uid) }
+        try select(card)
+    }
+
+    /// Proves that a 4.x card is the card its identity certificate names, before a confirmation by that identity key is
+    /// believed: the certificate must chain to a trusted CA, and the card must hold the identity key (it signs the
+    /// secure channel handshake). SELECT's answer alone proves neither: any card can show any certificate. Selects the
+    /// card again afterwards. Throws `untrusted_card` (with the CA's key when it is unknown).
+    public func proveIdentity(_ card: KeycardCommandSet) throws {
+        let info = try info(card)
+        guard info.secureChannelVersion == .v2 else { return }
+        do {
+            try openSecureChannel(card)
+        } catch let error as KeycardError {
+            switch error {
+            case .unknownCA, .untrustedCard: break
+            default: throw error
+            }
+            let mapped = frontEnd.worded(CardServiceError.from(keycard: error, command: "OPEN SECURE CHANNEL"))
+            throw CardServiceError(kind: "untrusted_card", "the card's identity key is unverified, so it cannot confirm which card this is; "
+                                   + "nothing was done. \(mapped.text)", command: mapped.command, caKey: mapped.caKey)
+        }
         try select(card)
     }
 }

@@ -8,8 +8,8 @@ import Glibc
 
 /// One open connection to a card (virtual, PC/SC or a replayed transcript) with the Keycard session logic both
 /// front ends share: SELECT, pairing (stored per card, reused, an ephemeral fallback), the secure channel, the PIN,
-/// INIT, FACTORY RESET, UNPAIR of other slots, the recorded transcript. Lua's `keyhost.card.session` holds one;
-/// `CardConnection` opens one for commands. The session stays usable after any error; `close` drops the secure
+/// INIT, FACTORY RESET, UNPAIR of other slots, the recorded transcript. `CardOpener` opens it; Lua's
+/// `keyhost.card.session` holds one, and `CardConnection` takes one as far as a command needs. The session stays usable after any error; `close` drops the secure
 /// channel keys and writes the recorded transcript, if any. Secrets are resolved per call and never kept.
 public final class CardSession {
     /// The reader's name (`virtual`, a PC/SC reader, `replay FILE`).
@@ -26,31 +26,31 @@ public final class CardSession {
     public let store: PairingStore
     /// Whether the PIN was verified over the secure channel now open.
     public private(set) var pinVerified = false
-    /// Where `auto` and `openChannel` take secrets the caller did not pass (the command line words its hints differently).
-    public var pinInput = SecretInput.pin
-    /// Where a new pairing takes the pairing password the caller did not pass.
-    public var passwordInput = SecretInput.pairingPassword
-    /// With every pairing slot taken, pair through the 3.2 applet's temporary slot (gone at power-off) instead of
-    /// failing. Lua's `s:auto` does (and says so in its result); commands only for `unpair --others`, which frees slots.
-    public var ephemeralFallback = true
-    /// Told when `openChannel` takes a pairing slot or falls back to the temporary one (commands print it on stderr).
-    public var pairingNotice: ((String) -> Void)?
+    /// Who the session talks to: where `auto` and `openChannel` take secrets the caller did not pass, whether a full
+    /// card may be paired through its temporary slot, who is told of a new pairing, and how errors are worded.
+    public var frontEnd: CardFrontEnd
+    /// The channel stack under the command set.
+    public let transport: CardTransport
     private var recordingWritten = false
 
-    /// A session over `card`; `recorder` and `recordPath` write the transcript at close, `tracer` shows plaintext when asked.
-    public init(readerName: String, card: KeycardCommandSet, virtualCard: SoftKeycard?, recorder: RecordingChannel?, recordPath: String?,
-                tracer: TracingChannel?, store: PairingStore) {
-        self.readerName = readerName
+    /// A session over `card`, which sends through `transport` (`CardOpener.open` builds both).
+    public init(transport: CardTransport, card: KeycardCommandSet, store: PairingStore, frontEnd: CardFrontEnd) {
+        self.transport = transport
+        readerName = transport.readerName
         self.card = card
-        self.virtualCard = virtualCard
-        self.recorder = recorder
-        self.recordPath = recordPath
-        self.tracer = tracer
+        virtualCard = transport.virtualCard
+        recorder = transport.recorder
+        recordPath = transport.recordPath
+        tracer = transport.tracer
         self.store = store
+        self.frontEnd = frontEnd
         if let tracer, tracer.showsPlaintext {
             card.secureExchangeObserver = { [weak tracer] command, response in tracer?.plaintext(command: command, response: response) }
         }
     }
+
+    /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
+    public var apduCount: Int { transport.counter.count }
 
     deinit { try? writeRecording() }
 

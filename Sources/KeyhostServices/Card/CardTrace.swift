@@ -8,7 +8,7 @@ import Glibc
 public enum CardTrace {
     /// `KEYHOST_TRACE=apdu` → false (APDUs), `apdu,plaintext` → true, otherwise nil (no trace).
     public static func fromEnvironment() -> Bool? {
-        guard let raw = getenv("KEYHOST_TRACE") else { return nil }
+        guard let raw = getenv(CardFrontEnd.Environment.trace) else { return nil }
         let value = String(cString: raw)
         let parts = Set(value.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
         guard parts.contains("apdu") || parts.contains("plaintext") else { return nil }

@@ -13,7 +13,7 @@ public enum CrashFailpoint {
     @inline(__always)
     public static func trap(_ name: String, holding secret: SecretBytes) {
         #if DEBUG
-        guard let armed = getenv("KEYHOST_FAILPOINT"), String(cString: armed) == name else { return }
+        guard let armed = getenv(CardFrontEnd.Environment.failpoint), String(cString: armed) == name else { return }
         secret.withUnsafeBytes { khp_failpoint_trap($0.baseAddress) }
         #endif
     }

@@ -1,4 +1,4 @@
-/// Checks on INIT's PINs (`s:init{}` and `keyhost card init`; the Lua binding words its own refusals). The applet always has a duress PIN that opens a
+/// Checks on INIT's PINs, for both front ends (each words its own refusals). The applet always has a duress PIN that opens a
 /// decoy wallet (chain code SHA-256 of the real one) and wins when both PINs match; KeycardCommandSet.initialize
 /// sends an unguessable one unless the user gives one. These refuse the choices that would still let the user's
 /// own PIN open the decoy.
@@ -18,17 +18,5 @@ public enum DuressPIN {
         // tool's): with such a PUK the PIN could open the decoy. Refused for every applet, to be safe.
         if puk.count >= 6, Array(puk.prefix(6)) == pin { return .pukStartsWithPIN }
         return nil
-    }
-
-    /// For `keyhost card init`: the same refusals naming the environment variables.
-    public static func checkCommandLine(pin: [UInt8], puk: [UInt8], duress: [UInt8]?) throws {
-        switch problem(pin: pin, puk: puk, duress: duress) {
-        case .duressEqualsPIN:
-            throw CardServiceError(kind: "invalid_argument", "the duress PIN (KEYHOST_DURESS_PIN) equals the PIN: the card would open the duress wallet with your PIN; choose another duress PIN or leave it out")
-        case .pukStartsWithPIN:
-            throw CardServiceError(kind: "invalid_argument", "the PUK starts with the PIN: a 3.2 card's default duress PIN is the PUK's first six digits, so your PIN could open the duress wallet; choose a PUK that does not start with the PIN")
-        case nil:
-            return
-        }
     }
 }

@@ -115,7 +115,7 @@ public final class PairingStore {
             let data = Data(try BoundedFile.read(path, limit: PairingStore.maximumFileSize, regularOnly: true))
             let file = try JSONDecoder().decode(File.self, from: data)
             guard file.version == 1 else {
-                throw CardServiceError(kind: "pairing_store", "pairing store \(path) has version \(file.version); this keyhost reads version 1")
+                throw CardServiceError(kind: "pairing_store", "pairing store \(path) has version \(file.version); only version 1 is read here (a newer release wrote it?)")
             }
             return file
         } catch let error as CardServiceError {

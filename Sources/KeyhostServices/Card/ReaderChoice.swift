@@ -7,15 +7,14 @@ import KeyhostCrypto
 /// - a number: that reader as `keyhost card list` numbers them (from 0, real readers only);
 /// - a reader's exact name, or a part of exactly one reader's name (case does not matter).
 ///
-/// `virtualHint` says how the caller's options pick the software card (`--reader virtual --card-state FILE`,
-/// `reader = "virtual"`), for the messages. `wait`: with no reader named and no card anywhere, wait that many
-/// seconds for one. Errors are `CardSetupError`s of kind `no_reader`.
+/// `frontEnd` says how the caller's options pick the software card and what numbers the readers, for the messages.
+/// `wait`: with no reader named and no card anywhere, wait that many seconds for one. Errors are of kind `no_reader`.
 public enum ReaderChoice {
     /// The reader chosen and the source that connects to it (nil for the software card).
     public typealias Entry = (name: String, source: CardReaderSource?)
 
     /// The reader `wanted` names, by the rule above.
-    public static func choose(_ wanted: String?, sources: [CardReaderSource], virtualHint: String, wait: Double? = nil) throws -> Entry {
+    public static func choose(_ wanted: String?, sources: [CardReaderSource], frontEnd: CardFrontEnd, wait: Double? = nil) throws -> Entry {
         let text = (wanted ?? "").trimmingWhitespace()
         if text.lowercased() == CardReaders.virtual { return (CardReaders.virtual, nil) }
 
@@ -28,13 +27,13 @@ public enum ReaderChoice {
                 problems.append("\(error)")
             }
         }
-        let software = "or use \(virtualHint) for the software card"
+        let software = "or use \(frontEnd.virtualCard) for the software card"
         guard !readers.isEmpty else {
             let why = problems.first.map { "no card reader: \($0)" } ?? "no card reader found; connect one"
             let lead = text.isEmpty ? "" : Int64(text) != nil
-                ? "no reader number \(text) (readers are numbered from 0 as 'keyhost card list' prints them): "
+                ? "no reader number \(text) (readers are numbered from 0 as \(frontEnd.readerList) lists them): "
                 : "no reader is called \"\(text)\": "
-            throw CardSetupError("\(lead)\(why), \(software)", kind: "no_reader")
+            throw CardServiceError(kind: "no_reader", "\(lead)\(why), \(software)")
         }
         let names = readers.map { "\"\($0.state.name)\"" }.joined(separator: ", ")
 
@@ -45,11 +44,11 @@ public enum ReaderChoice {
                     if let name = try source.waitForAnyCard(timeout: wait) { return (name, source) }
                 }
             }
-            throw CardSetupError("no card is in any reader (\(names)); insert one, name the reader to use, \(software)", kind: "no_reader")
+            throw CardServiceError(kind: "no_reader", "no card is in any reader (\(names)); insert one, name the reader to use, \(software)")
         }
         if let number = Int64(text) {
             guard number >= 0, number < Int64(readers.count) else {
-                throw CardSetupError(CardReaders.noReaderNumber(number, in: readers.map { (name: $0.state.name, source: Optional($0.source)) }), kind: "no_reader")
+                throw CardServiceError(kind: "no_reader", CardReaders.noReaderNumber(number, in: readers.map { (name: $0.state.name, source: Optional($0.source)) }, readerList: frontEnd.readerList))
             }
             let entry = readers[Int(number)]
             return (entry.state.name, entry.source)
@@ -58,10 +57,10 @@ public enum ReaderChoice {
         let matches = readers.filter { $0.state.name.lowercased().contains(text.lowercased()) }
         if matches.count == 1 { return (matches[0].state.name, matches[0].source) }
         if matches.isEmpty {
-            throw CardSetupError("no reader is called \"\(text)\"; readers: \(names) (\(software))", kind: "no_reader")
+            throw CardServiceError(kind: "no_reader", "no reader is called \"\(text)\"; readers: \(names) (\(software))")
         }
         let matching = matches.map { "\"\($0.state.name)\"" }.joined(separator: ", ")
-        throw CardSetupError("several readers match \"\(text)\": \(matching); give more of the name, or the reader's number "
-                             + "as 'keyhost card list' prints it", kind: "no_reader")
+        throw CardServiceError(kind: "no_reader", "several readers match \"\(text)\": \(matching); give more of the name, or the reader's number "
+                             + "as \(frontEnd.readerList) lists it")
     }
 }

@@ -3,5 +3,5 @@ import KeyhostRecord
 /// The value forms card results use.
 extension Record {
     /// A list of integers (slot numbers, word indexes).
-    static func integers(_ numbers: [Int]) -> Record { .array(numbers.map { .integer(Int64($0)) }) }
+    public static func integers(_ numbers: [Int]) -> Record { .array(numbers.map { .integer(Int64($0)) }) }
 }

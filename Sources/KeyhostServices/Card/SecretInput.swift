@@ -10,34 +10,25 @@ import Glibc
 public struct SecretInput: Sendable {
     /// What the secret is called in messages and prompts ("PIN").
     public let what: String
-    /// The Lua argument or option that could have carried it ("pin"); nil for the command line, which never takes secrets.
-    public var option: String?
-    /// The environment variable consulted next ("KEYHOST_PIN").
-    public let environment: String
+    /// The environment variable consulted next ("KEYHOST_PIN", or the one named by `--pin-env VAR`).
+    public var environment: String
+    /// How to supply the secret, said when none was found (the front end words it: `CardFrontEnd`).
+    public var hint: String
+    /// The variable was named explicitly: when it is unset, say so rather than fall back to the prompt.
+    public var required: Bool
     /// A secret being set (a new PIN): a prompt asks for it twice.
     public var confirm = false
     /// The longest answer a prompt takes (a 24-word mnemonic needs more than a PIN).
     public var maximumLength = 256
 
-    /// A secret called `what`, passed as Lua's `option` (nil on the command line), else read from `environment` or the terminal.
-    public init(what: String, option: String?, environment: String, confirm: Bool = false, maximumLength: Int = 256) {
+    /// A secret called `what`, read from `environment` or the terminal; `hint` says how to supply it.
+    public init(what: String, environment: String, hint: String, required: Bool = false, confirm: Bool = false, maximumLength: Int = 256) {
         self.what = what
-        self.option = option
         self.environment = environment
+        self.hint = hint
+        self.required = required
         self.confirm = confirm
         self.maximumLength = maximumLength
-    }
-
-    /// The PIN: `pin`, `KEYHOST_PIN`, the prompt.
-    public static let pin = SecretInput(what: "PIN", option: "pin", environment: "KEYHOST_PIN")
-    /// The pairing password: `pairing_password`, `KEYHOST_PAIRING_PASSWORD`, the prompt.
-    public static let pairingPassword = SecretInput(what: "pairing password", option: "pairing_password", environment: "KEYHOST_PAIRING_PASSWORD")
-
-    /// The same secret for a command-line command: the hint names the environment variable and the prompt only.
-    public var forCommandLine: SecretInput {
-        var copy = self
-        copy.option = nil
-        return copy
     }
 
     /// The terminal device prompts use; tests point it elsewhere.
@@ -54,6 +45,9 @@ public struct SecretInput: Sendable {
                 }
             }
         }
+        if required {
+            throw CardServiceError(kind: "no_secret", "no \(what) given: the environment variable \(environment) is unset or empty; \(hint)")
+        }
         if let typed = try SecretInput.prompt("Keycard \(what): ", maximumLength: maximumLength) {
             guard confirm else { return typed }
             guard let again = try SecretInput.prompt("Keycard \(what) again: ", maximumLength: maximumLength), again == typed else {
@@ -61,13 +55,7 @@ public struct SecretInput: Sendable {
             }
             return typed
         }
-        if let option {
-            throw CardServiceError(kind: "no_secret",
-                               "no \(what) given: pass \(option) = ..., set \(environment), or run keyhost on a terminal to be asked")
-        }
-        throw CardServiceError(kind: "no_secret",
-                           "no \(what) given: set the environment variable \(environment) (secrets are never taken on the command line), "
-                           + "or run keyhost on a terminal to be asked")
+        throw CardServiceError(kind: "no_secret", "no \(what) given: \(hint)")
     }
 
     /// Reads one line from the terminal with echo off; nil when there is no terminal.

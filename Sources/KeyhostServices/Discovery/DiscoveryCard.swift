@@ -53,14 +53,11 @@ public final class DiscoveryCardConnection {
     public let keySource: CardKeySource
     public var readerName: String { connection.readerName }
 
-    /// - Parameters:
-    ///   - reader: "virtual", a reader name (or a unique part of one), a 1-based number, or nil/"" for the first real reader.
-    ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
-    /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
-    public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
-                trustedCAKeys: [PublicKey] = []) throws {
-        connection = try CardConnection(reader: reader, cardState: cardState, readers: readers, pin: pin, pairingPassword: pairingPassword,
-                                        trustedCAKeys: trustedCAKeys, virtualHint: "--card virtual --card-state FILE")
+    /// The card `request` names, opened by `CardOpener` for `frontEnd` (secure channel open, PIN verified from `pin`,
+    /// else the front end's input), with a key source over it.
+    public init(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
+                pairingPassword: [UInt8]? = nil) throws {
+        connection = try CardConnection(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword)
         exporter = CardAccountExporter(card: connection.card)
         keySource = try exporter.keySource(label: "card in \(connection.readerName)")
     }

@@ -15,7 +15,9 @@ struct CardFactoryReset: ParsableCommand {
         discussion: """
             Needs confirmation: on a terminal keyhost asks for it; scripts pass --confirm with the card's instance UID \
             (3.x) or identity public key (4.x cards have no instance UID), as 'keyhost card info' prints them, which must \
-            match the card in the reader. Without either it refuses. No PIN is needed: the card accepts FACTORY RESET \
+            match the card in the reader. Without either it refuses. A 4.x card must prove that identity key first: its \
+            certificate must chain to a trusted CA (Status', or one named with --trusted-ca) and it must hold the key; an \
+            untrusted card is refused (kind untrusted_card). No PIN is needed: the card accepts FACTORY RESET \
             from anyone holding it. JSON: {instance_uid, identity_public_key, initialized}.
             """
     )
@@ -36,6 +38,9 @@ struct CardFactoryReset: ParsableCommand {
                 throw Failure.kind("failed", "the card in \(connection.readerName) tells neither an instance UID nor an identity key to confirm with")
             }
             let what = connection.selectInfo.instanceUID == nil ? "identity public key" : "instance UID"
+            // A 4.x card is confirmed by its identity key, which SELECT shows but does not prove: the card must prove it
+            // (trusted certificate, handshake) before the key is compared with --confirm or shown at the question.
+            try connection.frontEnd.mapping("OPEN SECURE CHANNEL") { try connection.session.proveIdentity(connection.card) }
             if let confirm {
                 guard confirm.lowercased() == id else {
                     throw Failure.kind("not_confirmed", "--confirm \(confirm) is not the \(what) of the card in \(connection.readerName) "

@@ -9,13 +9,17 @@ import Foundation
 import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
+import KeyhostFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
 
 struct CardInfo: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "SELECT the Keycard applet and print what it tells about itself.",
-        discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised."
+        discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised; on 4.x the identity public key and whether its certificate chains to a trusted CA (a warning on standard error when it does not: add --trusted-ca for a CA you trust)."
             + "\n" + HelpExamples.text(
                 "keyhost card info                                  # the first reader with a card",
                 "keyhost card info --reader virtual --card-state c.json --json")
@@ -47,66 +51,57 @@ struct CardInfo: ParsableCommand {
         try Failure.exitOnError {
             // The same connection as every other card command (reader choice, trace); a missing state file is
             // looked at without being created.
-            var options = card
-            if let path = options.cardState, !FileManager.default.fileExists(atPath: path) { options.cardState = nil }
             let protocolName = transmissionProtocol.lowercased().replacing("=", with: "")
-            let connection = try options.connect(access: .selected, requirement: .anything, creates: true,
+            let connection = try card.connect(access: .selected, requirement: .anything, creates: true, lookOnly: true,
                                                  connectOptions: CardConnectOptions(wait: wait, exclusive: exclusive,
                                                                                     transmissionProtocol: protocolName == "any" ? nil : protocolName))
             defer { connection.close() }
-            let fields = CardInfo.fields(connection.selectInfo, reader: connection.readerName)
+            let info = connection.selectInfo
+            let trust = CardTrust(connection.card, info)
+            let record = CardRecords.info(info, reader: connection.readerName, trust: trust)
             if json {
-                print(Record.object(fields.map { ($0.key, $0.json) }).json())
+                print(record.json())
             } else {
-                for field in fields { print("\(field.label): \(TerminalText.escaped(field.text))") }  // the reader names itself
+                for line in CardInfo.lines(record, info) { print(TerminalText.escaped(line)) }  // the reader names itself
             }
+            if let warning = CardInfo.trustWarning(info, trust) { _ = WriteAll.write(STDERR_FILENO, Array("keyhost: warning: \(warning)\n".utf8)) }
         }
     }
 
-    struct Field {
-        var key: String
-        var label: String
-        var json: Record
-        var text: String
+    /// The labels of the text output, in the record's order; a 3.x card's absent 4.x fields are left out.
+    static let labels: [(key: String, label: String)] = [
+        ("reader", "reader"), ("initialized", "initialized"), ("applet", "applet version"), ("secure_channel", "secure channel"),
+        ("instance_uid", "instance UID"), ("secure_channel_public_key", "secure channel public key"),
+        ("free_pairing_slots", "free pairing slots"), ("key_uid", "key UID"), ("capabilities", "capabilities"),
+        ("pin_retries", "PIN tries left"), ("identity_public_key", "identity public key"), ("identity_ca_key", "identity CA key"),
+        ("identity_trusted", "identity trusted"),
+    ]
+
+    static func lines(_ record: Record, _ info: ApplicationInfo) -> [String] {
+        let v2 = info.secureChannelVersion == .v2
+        return labels.compactMap { field in
+            if !v2 && ["pin_retries", "identity_public_key", "identity_ca_key", "identity_trusted"].contains(field.key) { return nil }
+            var text = record.text(field.key)
+            switch field.key {
+            case "applet" where record["applet"] == .null: text = "unknown (not initialized)"
+            case "secure_channel": text = v2 ? "v2" : "v1"
+            case "pin_retries" where record["pin_retries"] == .null: text = info.isInitialized ? "unknown" : "no PIN yet (not initialized)"
+            case "identity_trusted" where record["identity_trusted"] == .bool(false): text = "NO (see the warning)"
+            default: break
+            }
+            return "\(field.label): \(text)"
+        }
     }
 
-    static func capabilityNames(_ caps: Capabilities) -> [String] {
-        let names: [(Capabilities, String)] = [
-            (.secureChannel, "secure_channel"), (.keyManagement, "key_management"),
-            (.credentialsManagement, "credentials_management"), (.ndef, "ndef"), (.factoryReset, "factory_reset"),
-        ]
-        return names.filter { caps.contains($0.0) }.map(\.1)
-    }
-
-    static func fields(_ info: ApplicationInfo, reader: String) -> [Field] {
-        func optional(_ value: [UInt8]?) -> (Record, String) {
-            value.map { (.bytes($0), Hex.encode($0)) } ?? (.null, "none")
+    /// The warning for a 4.x card whose identity certificate does not chain to a trusted CA: its identity key is only
+    /// what the card claims, and the card may not be a genuine Keycard.
+    static func trustWarning(_ info: ApplicationInfo, _ trust: CardTrust) -> String? {
+        guard info.secureChannelVersion == .v2, !trust.isTrusted else { return nil }
+        guard let ca = trust.caKey else {
+            return "the card's identity certificate is missing or unreadable: it may not be a genuine Keycard, and its identity key is unverified"
         }
-        let knownVersion = info.version.major != 0 || info.version.minor != 0
-        let uid = optional(info.instanceUID)
-        let scKey = optional(info.secureChannelPublicKey?.uncompressed)
-        let keyUID = optional(info.keyUID)
-        let identity = optional(info.identityCertificate?.identityKey.compressed)
-        let caps = capabilityNames(info.capabilities)
-        var fields = [
-            Field(key: "reader", label: "reader", json: .string(reader), text: reader),
-            Field(key: "initialized", label: "initialized", json: .bool(info.isInitialized), text: info.isInitialized ? "yes" : "no"),
-            Field(key: "applet_version", label: "applet version", json: knownVersion ? .string("\(info.version)") : .null,
-                  text: knownVersion ? "\(info.version)" : "unknown (not initialized)"),
-            Field(key: "secure_channel", label: "secure channel", json: info.secureChannelVersion == .v2 ? 2 : 1,
-                  text: info.secureChannelVersion == .v2 ? "v2" : "v1"),
-            Field(key: "instance_uid", label: "instance UID", json: uid.0, text: uid.1),
-            Field(key: "secure_channel_public_key", label: "secure channel public key", json: scKey.0, text: scKey.1),
-            Field(key: "free_pairing_slots", label: "free pairing slots", json: .integer(info.freePairingSlots),
-                  text: info.freePairingSlots.map { "\($0)" } ?? "none"),
-            Field(key: "key_uid", label: "key UID", json: keyUID.0, text: keyUID.1),
-            Field(key: "capabilities", label: "capabilities", json: .strings(caps), text: caps.joined(separator: ", ")),
-        ]
-        if info.secureChannelVersion == .v2 {
-            fields.append(Field(key: "pin_retries", label: "PIN tries left", json: .integer(info.pinRetries),
-                                text: info.pinRetries.map { "\($0)" } ?? (info.isInitialized ? "unknown" : "no PIN yet (not initialized)")))
-            fields.append(Field(key: "identity_public_key", label: "identity public key", json: identity.0, text: identity.1))
-        }
-        return fields
+        let hex = Hex.encode(ca)
+        return "the card's identity certificate is signed by an unknown certificate authority \(hex): it may not be a genuine Keycard, "
+            + "and its identity public key is unverified; if you trust that CA, add --trusted-ca \(hex)"
     }
 }

@@ -4,10 +4,6 @@ import KeyhostCrypto
 import KeyhostRecord
 import KeyhostServices
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 struct CardLoadSeed: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load-seed",
@@ -41,9 +37,6 @@ struct CardLoadSeed: ParsableCommand {
 
     func run() throws {
         let variable = MnemonicOptions.defaultPassphraseVariable
-        // The card service reads the variable itself; with --no-passphrase it is dropped from this process's
-        // environment (load-seed starts no other program), so the service sees none and loads the plain wallet.
-        if noPassphrase { unsetenv(variable) }
         let withPassphrase = passphrase || (!noPassphrase && SecretEnvironment.value(variable) != nil)
         try runCardCommand(card, json: json, access: .pinVerified, requirement: .initialized, human: { result in
             ["loaded the seed (key UID \(result.text("key_uid")))"]
@@ -144,7 +137,7 @@ struct CardExportKey: ParsableCommand {
             + " below, e.g. m/43'/60'/1581'/0'/0: keys meant for use off the card, such as a wallet's database encryption key);"
             + " other paths are refused before the card is asked. The private key goes to standard output only (hex), or with"
             + " -o FILE into a new file (mode 0600, never over an existing one), and never into an error or a note."
-            + " JSON with --private: {path, public_key, private_key, file} (private_key null when written to FILE)."
+            + " JSON with --private: {path, public_key, chain_code, xpub, private_key, file} (private_key null when written to FILE)."
             + "\n" + HelpExamples.text(
                 "keyhost card export-key --path \"m/44'/60'/0'/0/0\" --reader virtual --card-state c.json",
                 "keyhost card export-key --path \"m/84'/0'/0'\" --extended --family zpub --reader virtual --card-state c.json --json")

@@ -19,7 +19,7 @@ struct CardServe: ParsableCommand {
         discussion: """
             Start the reader first (scripts/virtual-reader start). The card connects to vpcd at HOST:PORT \
             (default 127.0.0.1:35963, reader "Virtual PCD 00 00"; port 35964 is "Virtual PCD 00 01") and \
-            reconnects when pcscd restarts. With --state the card lives in FILE (created when missing, saved \
+            reconnects when pcscd restarts. With --card-state the card lives in FILE (created when missing, saved \
             after every command); without it the card exists in memory only. Stop with Ctrl-C or SIGTERM.
             """
     )
@@ -30,8 +30,14 @@ struct CardServe: ParsableCommand {
     @Argument(help: ArgumentHelp("Where vpcd listens (after --vpcd).", valueName: "host:port"))
     var address: String?
 
-    @Option(help: ArgumentHelp("Keep the card in FILE (JSON, mode 0600; the test card's secrets are in clear).", valueName: "file"))
-    var state: String?
+    @Option(help: ArgumentHelp("Keep the card in FILE (JSON, mode 0600; the test card's secrets are in clear), as --card-state of every other card command names it.", valueName: "file"))
+    var cardState: String?
+
+    /// The option's earlier name, still taken.
+    @Option(name: .customLong("state"), help: .hidden)
+    var legacyState: String?
+
+    var state: String? { cardState ?? legacyState }
 
     @Option(help: ArgumentHelp("Applet to emulate: 3.2 (secure channel v1) or 4.0 (secure channel v2).", valueName: "version"))
     var applet: String = "3.2"
@@ -51,6 +57,7 @@ struct CardServe: ParsableCommand {
         _ = try endpoint()
         _ = try appletVersion()
         guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
+        if cardState != nil && legacyState != nil { throw ValidationError("give the state file once: --card-state FILE (--state is its old name)") }
     }
 
     func endpoint() throws -> VPCDEndpoint {

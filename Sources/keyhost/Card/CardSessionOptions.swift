@@ -9,27 +9,151 @@ import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
 import KeyhostServices
+import KeyhostFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `--reader`, `--card-state`, `--applet`: which card a `keyhost card …` command talks to. Every command opens it
-/// through `CardConnection`, the card services the Lua binding uses too (stored pairings, secrets, errors).
-struct CardSessionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The reader: its name (or a unique part of it), its number in 'keyhost card list', or 'virtual' for the software card. Default: the first reader with a card.", valueName: "reader"))
+/// `--reader`, `--card-state`, `--trusted-ca`, `--pin-env`, `--pairing-password-env`: which card a command opens and
+/// where its secrets come from. One group on every command that opens a card (`keyhost card …` through
+/// `CardSessionOptions`, and `--card` of `key`, `psbt`, `eth`, `token`), so they all spell and default it alike. Any of
+/// them implies `--card`. The card is opened by `CardOpener`, as Lua's `card.open{}` opens it.
+struct CardOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The reader: its name (or a unique part of it), its number in 'keyhost card list', or 'virtual' for the software card. Default: $\(CardDefaults.readerVariable), else the first reader with a card.", valueName: "reader"))
     var reader: String?
 
-    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file (JSON, 0600). 'keyhost card init' creates it when missing.", valueName: "file"))
+    @Option(help: ArgumentHelp("The software card's state file (JSON, 0600); implies --reader virtual. Default with the virtual reader: $\(CardDefaults.stateVariable).", valueName: "file"))
     var cardState: String?
+
+    @OptionGroup var trust: TrustedCAOptions
+
+    @Option(help: ArgumentHelp("Read the card PIN from environment variable VAR (default KEYHOST_PIN, else a prompt on the terminal that does not echo).", valueName: "var"))
+    var pinEnv: String?
+
+    @Option(help: ArgumentHelp("Read a new pairing's password from environment variable VAR (default KEYHOST_PAIRING_PASSWORD, else a prompt).", valueName: "var"))
+    var pairingPasswordEnv: String?
+
+    /// Some card option was given.
+    var given: Bool { selectsCard || trust.given || pinEnv != nil || pairingPasswordEnv != nil }
+
+    /// `--reader` or `--card-state` names a card: the command uses it even without `--card`.
+    var selectsCard: Bool { reader != nil || cardState != nil }
+
+    /// For a command with a `--card` flag: the options that only say how to open a card need one.
+    func requireCard(_ usesCard: Bool) throws {
+        guard given && !usesCard else { return }
+        throw ValidationError("--pin-env, --pairing-password-env and --trusted-ca go with --card (or --reader / --card-state, which imply it)")
+    }
+
+    func validate() throws {
+        if cardState != nil, let reader, reader.lowercased() != CardReaders.virtual {
+            throw ValidationError("--card-state is the software card's state file: it goes with --reader virtual (or without --reader), not --reader \(reader)")
+        }
+        for (option, variable) in [("--pin-env", pinEnv), ("--pairing-password-env", pairingPasswordEnv)] {
+            guard let variable else { continue }
+            try SecretArguments.refuse([(option, variable)])
+            guard !variable.isEmpty, variable.utf8.allSatisfy({ $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+                throw ValidationError("\(option) takes the name of an environment variable (letters, digits, _), not \(variable.debugDescription); "
+                                      + "the secret itself is never taken on the command line")
+            }
+        }
+    }
+
+    /// The reader to open: --reader, else the software card when --card-state names its file, else KEYHOST_READER,
+    /// else nil (the first reader with a card).
+    var readerChoice: String? {
+        if let reader { return reader }
+        if cardState != nil { return CardReaders.virtual }
+        return CardDefaults.reader
+    }
+
+    var isVirtual: Bool { readerChoice?.trimmingWhitespace().lowercased() == CardReaders.virtual }
+
+    /// The software card's state file: --card-state, else KEYHOST_CARD_STATE with the virtual reader.
+    var stateChoice: String? { cardState ?? (isVirtual ? CardDefaults.state : nil) }
+
+    /// The request these options make.
+    func request(applet: AppletVersion? = nil, connect: CardConnectOptions = CardConnectOptions()) throws -> CardOpenRequest {
+        var request = CardOpenRequest(reader: readerChoice)
+        request.state = isVirtual ? stateChoice : nil
+        request.applet = applet
+        request.connect = connect
+        request.trustedCAKeys = try trust.keys()
+        return request
+    }
+
+    /// The command line's wording, with the secrets' variables these options name, and notices on standard error.
+    func frontEnd(virtualCard: String = CardSessionOptions.virtualHint) -> CardFrontEnd {
+        var frontEnd = CardFrontEnd.commandLine(virtualCard: virtualCard, pinVariable: pinEnv, pairingPasswordVariable: pairingPasswordEnv)
+        frontEnd.notice = { _ = WriteAll.write(STDERR_FILENO, Array("keyhost: \($0)\n".utf8)) }
+        return frontEnd
+    }
+
+    /// The card, secure channel open and PIN verified (the PIN from --pin-env's variable, KEYHOST_PIN or a prompt).
+    func connect() throws -> CardConnection {
+        let request = try request()
+        // Only `keyhost card init` makes a software card; a command that uses one refuses a file that is not there.
+        if let state = request.state, !FileManager.default.fileExists(atPath: state) {
+            throw Failure.kind("not_found", "no software card state at \(state); create one with "
+                               + "keyhost card init --reader virtual --card-state \(state) [--applet 3.2|4.0]")
+        }
+        return try CardConnection(request, readers: [PCSCReaders()], frontEnd: frontEnd())
+    }
+}
+
+/// The environment's defaults for the card options, shown in their help.
+enum CardDefaults {
+    static let readerVariable = "KEYHOST_READER"
+    static let stateVariable = "KEYHOST_CARD_STATE"
+
+    static var reader: String? { value(readerVariable) }
+    static var state: String? { value(stateVariable) }
+
+    private static func value(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let text = String(cString: raw).trimmingWhitespace()
+        return text.isEmpty ? nil : text
+    }
+}
+
+/// `--card virtual` where `--card` is a flag (`key`, `psbt`, `eth`, `token`): the software card, as `discover --card
+/// virtual` names it; rewritten to `--card --reader virtual` before parsing. Only the word `virtual` is taken this way:
+/// a reader's name or number could be these commands' positional argument (a message), so it goes with --reader.
+enum CardFlagArguments {
+    static let commands: Set<String> = ["key", "psbt", "eth", "token"]
+
+    static func normalize(_ arguments: [String]) -> [String] {
+        guard let first = arguments.first, commands.contains(first) else { return arguments }
+        var out: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            if argument == "--" { out += arguments[i...]; break }
+            out.append(argument)
+            if argument == "--card", i + 1 < arguments.count, arguments[i + 1].lowercased() == CardReaders.virtual {
+                out += ["--reader", arguments[i + 1]]
+                i += 1
+            }
+            i += 1
+        }
+        return out
+    }
+}
+
+/// `--reader`, `--card-state`, `--applet` and the rest of `CardOptions`: which card a `keyhost card …` command talks to.
+struct CardSessionOptions: ParsableArguments {
+    @OptionGroup var options: CardOptions
 
     @Option(help: ArgumentHelp("With --reader virtual: the applet of a new software card, 3.2 (secure channel v1) or 4.0 (v2); used when the state file does not exist yet, and checked against it otherwise. Default 3.2.", valueName: "version"))
     var applet: String?
 
-    @OptionGroup var trust: TrustedCAOptions
-
     static let virtualHint = "--reader virtual --card-state FILE"
 
-    var isVirtual: Bool { reader?.lowercased() == "virtual" }
+    var reader: String? { options.reader }
+    var cardState: String? { options.stateChoice }
+    var isVirtual: Bool { options.isVirtual }
 
     func validate() throws {
-        if cardState != nil && !isVirtual { throw ValidationError("--card-state goes with --reader virtual") }
         if applet != nil && !isVirtual { throw ValidationError("--applet goes with --reader virtual (it picks the software card's applet)") }
         _ = try appletVersion()
     }
@@ -43,21 +167,18 @@ struct CardSessionOptions: ParsableArguments {
         }
     }
 
-    /// Opens the card as far as `access`; a missing state file is refused unless the command `creates` a card.
-    func connect(access: CardAccess, requirement: CardRequirement, creates: Bool = false,
+    /// Opens the card as far as `access`; a missing state file is refused unless the command `creates` a card, or only
+    /// looks (`lookOnly`: a new software card, nothing written).
+    func connect(access: CardAccess, requirement: CardRequirement, creates: Bool = false, lookOnly: Bool = false,
                  connectOptions: CardConnectOptions = CardConnectOptions()) throws -> CardConnection {
-        if let cardState, !creates, !FileManager.default.fileExists(atPath: cardState) {
-            throw Failure.kind("not_found", "no software card state at \(cardState); create one with "
-                               + "keyhost card init --reader virtual --card-state \(cardState) [--applet 3.2|4.0]")
+        var request = try options.request(applet: try appletVersion(), connect: connectOptions)
+        if !creates, let state = request.state, !FileManager.default.fileExists(atPath: state) {
+            throw Failure.kind("not_found", "no software card state at \(state); create one with "
+                               + "keyhost card init --reader virtual --card-state \(state) [--applet 3.2|4.0]")
         }
-        do {
-            return try CardConnection(reader: reader, cardState: cardState, newCardApplet: try appletVersion(), readers: [PCSCReaders()],
-                                      connectOptions: connectOptions, pin: nil, pairingPassword: nil, trustedCAKeys: try trust.keys(),
-                                      virtualHint: Self.virtualHint, access: access, requirement: requirement, commandLine: true)
-        } catch let error as CardSetupError {
-            // No reader, no such reader, several matching: the kind Lua's card.open uses for them.
-            throw Failure.kind(error.kind, error.description)
-        }
+        // `card info` looks at a software card whose file does not exist yet without creating the file.
+        if lookOnly, let state = request.state, !FileManager.default.fileExists(atPath: state) { request.state = nil }
+        return try CardConnection(request, readers: [PCSCReaders()], frontEnd: options.frontEnd(), access: access, requirement: requirement)
     }
 }
 

@@ -18,8 +18,12 @@ struct TrustedCAOptions: ParsableArguments {
 
     static func publicKeys(_ texts: [String]) throws -> [PublicKey] {
         try texts.map { text in
-            guard let bytes = try? Hex.decode(text), [33, 65].contains(bytes.count), let key = try? PublicKey(bytes: bytes) else {
+            guard let bytes = try? Hex.decode(text), [33, 65].contains(bytes.count) else {
                 throw ValidationError("--trusted-ca needs a certificate authority's public key, 33 or 65 bytes in hex, got \(text.debugDescription)")
+            }
+            guard let key = try? PublicKey(bytes: bytes) else {
+                throw ValidationError("--trusted-ca \(text.debugDescription) has the length of a public key (\(bytes.count) bytes) but is not a point "
+                                      + "on secp256k1; copy the certificate authority's key again")
             }
             return key
         }

@@ -13,7 +13,7 @@ struct EthKeyOptions: ParsableArguments {
     func validate() throws {
         do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
         // The path is checked before the card is opened, so a bad path costs no PIN entry.
-        if key.card {
+        if key.usesCard {
             do { _ = try KeyPath(path) } catch { throw ValidationError("--path \(path) cannot be sent to the card: \(error)") }
         }
     }

@@ -66,7 +66,8 @@ final class KeySource {
         case .seed(let node), .xpub(let node):
             return try node.derive(path).neutered()
         case .card(let connection):
-            return try cardNode(connection.card, at: path, withFingerprint: true)
+            // The card's refusals (the master's xpub is `unsupported`) keep the kinds `keyhost card export-key` gives them.
+            return try connection.frontEnd.mapping("EXPORT KEY") { try cardNode(connection.card, at: path, withFingerprint: true) }
         }
     }
 

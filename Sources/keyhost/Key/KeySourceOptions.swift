@@ -12,11 +12,11 @@ struct KeySourceOptions: ParsableArguments {
     /// Which source the options pick.
     enum Kind { case mnemonic, xpub, card }
 
-    var kind: Kind { xpub != nil ? .xpub : signing.card ? .card : .mnemonic }
+    var kind: Kind { xpub != nil ? .xpub : signing.usesCard ? .card : .mnemonic }
 
     func validate() throws {
         if xpub != nil {
-            if signing.card { throw ValidationError("--xpub and --card exclude each other; give one key source") }
+            if signing.usesCard { throw ValidationError("--xpub and --card exclude each other; give one key source") }
             try signing.secrets.refuse(with: "--xpub")
         }
         _ = try parsedXpub()

@@ -11,22 +11,26 @@ struct SigningKeyOptions: ParsableArguments {
     @Flag(help: "Use a Keycard's key (PIN from KEYHOST_PIN, pairing password from KEYHOST_PAIRING_PASSWORD, else prompts that do not echo).")
     var card = false
 
-    /// --reader, --card-state and --trusted-ca, as every command that opens a Keycard takes them.
-    @OptionGroup var cardOptions: TokenCardOptions
+    /// --reader, --card-state, --trusted-ca, --pin-env, --pairing-password-env, as every command that opens a card takes them.
+    @OptionGroup var cardOptions: CardOptions
+
+    /// --card, or --reader / --card-state, which imply it.
+    var usesCard: Bool { card || cardOptions.selectsCard }
 
     func validate() throws {
         try SecretArguments.refuse([("--reader", cardOptions.reader), ("--card-state", cardOptions.cardState)], strict: false)
-        if card { try secrets.refuse(with: "--card") }
-        if cardOptions.given && !card { throw ValidationError("--reader, --card-state and --trusted-ca go with --card") }
+        if usesCard { try secrets.refuse(with: "--card") }
+        try cardOptions.requireCard(usesCard)
+        try cardOptions.validate()
     }
 
-    /// A key named on the command line or in the environment: --card, --mnemonic-env, or KEYHOST_MNEMONIC set.
-    var given: Bool { card || secrets.mnemonicGiven }
+    /// A key named on the command line or in the environment: --card (or what implies it), --mnemonic-env, or KEYHOST_MNEMONIC set.
+    var given: Bool { usesCard || secrets.mnemonicGiven }
 
     /// The opened key: the mnemonic's master node (read from the variable, else asked on the terminal), or the card
     /// with its PIN verified. `alternatives` ends the message when there is neither ("; or use --card").
     func open(alternatives: String = "; or use --card") throws -> SigningKey {
-        if card { return .card(try cardOptions.connect()) }
+        if usesCard { return .card(try cardOptions.connect()) }
         return .seed(try secrets.master(alternatives: alternatives))
     }
 }

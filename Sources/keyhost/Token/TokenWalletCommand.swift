@@ -33,9 +33,13 @@ struct TokenWalletCommand: ParsableCommand {
         var path: String?
         @Flag(help: "Print JSON.") var json = false
 
+        var usesCard: Bool { card || cardOptions.selectsCard }
+
         func validate() throws {
-            if card && path == nil { throw ValidationError("--card needs --path, the holder key's derivation path (e.g. \"m/44'/60'/0'/0/0\")") }
-            if !card && (path != nil || cardOptions.given) { throw ValidationError("--path, --reader, --card-state and --trusted-ca go with --card") }
+            // --reader, --card-state and the other card options imply --card.
+            if usesCard && path == nil { throw ValidationError("--card needs --path, the holder key's derivation path (e.g. \"m/44'/60'/0'/0/0\")") }
+            if !usesCard && path != nil { throw ValidationError("--path goes with --card") }
+            try cardOptions.requireCard(usesCard)
             try cardOptions.validate()
         }
 
@@ -43,7 +47,7 @@ struct TokenWalletCommand: ParsableCommand {
             try Failure.exitOnError {
                 let walletPath = try options.path()
                 var binding: (publicKey: PublicKey, keyUID: [UInt8], path: String)?
-                if card, let path {
+                if usesCard, let path {
                     let connection = try cardOptions.connect()
                     defer { connection.close() }
                     binding = try CardHolder.binding(connection.card, path: path)
@@ -91,25 +95,5 @@ struct TokenWalletCommand: ParsableCommand {
     }
 }
 
-/// `--reader` and `--card-state`: the Keycard of a card-bound wallet, opened like `keyhost discover --card` opens it.
-struct TokenCardOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The Keycard's reader: a name (or a unique part of one), a number as 'keyhost card list' prints it, or 'virtual'; default the first reader with a card.", valueName: "reader"))
-    var reader: String?
-
-    @Option(help: ArgumentHelp("With --reader virtual: the software card's state file.", valueName: "file"))
-    var cardState: String?
-
-    @OptionGroup var trust: TrustedCAOptions
-
-    var given: Bool { reader != nil || cardState != nil || trust.given }
-
-    func validate() throws {
-        if cardState != nil && reader?.lowercased() != "virtual" { throw ValidationError("--card-state goes with --reader virtual") }
-    }
-
-    /// The card, secure channel open and PIN verified (KEYHOST_PIN / KEYHOST_PAIRING_PASSWORD, else a prompt).
-    func connect() throws -> CardConnection {
-        try CardConnection(reader: reader, cardState: cardState, readers: [PCSCReaders()], pin: nil, pairingPassword: nil,
-                           trustedCAKeys: try trust.keys(), virtualHint: "--reader virtual --card-state FILE")
-    }
-}
+/// The Keycard of a card-bound wallet, opened as every command opens a card (`CardOptions`).
+typealias TokenCardOptions = CardOptions

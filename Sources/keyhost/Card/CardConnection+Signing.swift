@@ -1,12 +1,13 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 /// SIGN for `keyhost card sign` (ECDSA with a path, PIN-less, BIP340 Schnorr) and SET PINLESS PATH.
 extension CardConnection {
     /// SIGN (ECDSA) the 32-byte `digest` with the key at `path`: `{path, public_key, r, s, v, recovery_id, compact, der, rsv}`.
     public func sign(digest: [UInt8], path: KeyPath) throws -> Record {
-        try CardServiceError.mappingForCommandLine("SIGN") { Self.ecdsaRecord(try card.sign(digest: digest, mode: .derive(path)), path: path) }
+        try frontEnd.mapping("SIGN") { Self.ecdsaRecord(try card.sign(digest: digest, mode: .derive(path)), path: path) }
     }
 
     /// SIGN P1 03 (3.x): the key at the card's PIN-less path signs, without secure channel or PIN, as the applet allows
@@ -14,14 +15,14 @@ extension CardConnection {
     /// the PIN-less path back.
     public func signPinless(digest: [UInt8]) throws -> Record {
         try requirePinless("sign --pinless")
-        return try CardServiceError.mappingForCommandLine("SIGN") { Self.ecdsaRecord(try card.sign(digest: digest, mode: .pinless), path: nil) }
+        return try frontEnd.mapping("SIGN") { Self.ecdsaRecord(try card.sign(digest: digest, mode: .pinless), path: nil) }
     }
 
     /// SIGN with BIP340 Schnorr (4.x) by the key at `path`, checked against that key before it is returned.
     /// `{path, signature (64 bytes), public_key (33), x_only (32)}`, as Lua's `s:sign_schnorr`.
     public func signSchnorr(digest: [UInt8], path: KeyPath) throws -> Record {
         try requireSchnorr()
-        return try CardServiceError.mappingForCommandLine("SIGN") {
+        return try frontEnd.mapping("SIGN") {
             let signed = try card.signSchnorr(digest: digest, path: path)
             let xOnly = signed.publicKey.xOnly
             guard xOnly.verify(schnorr: signed.signature, message: digest) else {
@@ -36,7 +37,7 @@ extension CardConnection {
     /// `{pinless_path}` (null once unset).
     public func setPinlessPath(_ path: KeyPath?) throws -> Record {
         try requirePinless("set-pinless-path")
-        return try CardServiceError.mappingForCommandLine("SET PINLESS PATH") {
+        return try frontEnd.mapping("SET PINLESS PATH") {
             if let path, path.source != .master || path.components.isEmpty {
                 throw KeycardError.invalidArgument("a PIN-less path goes from the master key to a key below it (m/…); the master key itself cannot be PIN-less")
             }

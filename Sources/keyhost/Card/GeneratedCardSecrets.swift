@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 #if canImport(Glibc)
 import Glibc

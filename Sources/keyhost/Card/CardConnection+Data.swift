@@ -1,5 +1,6 @@
 import KeyhostCard
 import KeyhostRecord
+import KeyhostServices
 
 /// GET DATA and STORE DATA for `keyhost card get-data` / `store-data`: public data, cash data, and the NDEF message
 /// the card's NFC side serves (its file's 2-byte length and segments handled here, not by the user).
@@ -12,7 +13,7 @@ extension CardConnection {
 
     /// GET DATA of `slot`: public or cash data as stored, or the NDEF message without the file's length. `{type, data}`.
     public func getData(_ slot: DataSlot) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GET DATA") {
+        try frontEnd.mapping("GET DATA") {
             let data = slot == .ndef ? try card.readNDEF() : try card.getData(slot: slot)
             return Record.object([("type", .string(slot.name)), ("data", .bytes(data))])
         }
@@ -33,7 +34,7 @@ extension CardConnection {
     /// when it is longer than one command). `{type, length}`.
     public func storeData(_ data: [UInt8], slot: DataSlot) throws -> Record {
         try Self.checkDataSize(data.count, for: slot)
-        return try CardServiceError.mappingForCommandLine("STORE DATA") {
+        return try frontEnd.mapping("STORE DATA") {
             if slot == .ndef { try card.writeNDEF(data) } else { try card.storeData(data, slot: slot) }
             return Record.object([("type", .string(slot.name)), ("length", .integer(data.count))])
         }

@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +16,9 @@ extension CardConnection {
         throw CardServiceError(kind: "has_key", "the card already holds a key\(uid); a new one replaces it for good; add --replace if that is what you want")
     }
 
-    /// Refuses, before the PIN is asked, a LOAD KEY that would not do what the user meant: KEYHOST_PASSPHRASE set
-    /// without `passphrase` (another wallet than the one meant would be loaded), or a key already there without `replace`.
+    /// Refuses, before the PIN is asked, a new mnemonic's LOAD KEY that would not do what the user meant:
+    /// KEYHOST_PASSPHRASE set without `passphrase` (is the variable meant for this new wallet?), or a key already
+    /// there without `replace`.
     public func checkSeedLoad(passphrase: Bool, replace: Bool) throws {
         if !passphrase, let value = getenv(CardSecret.passphrase.environment), value.pointee != 0 {
             throw CardServiceError(kind: "invalid_argument", "\(CardSecret.passphrase.environment) is set but --passphrase was not given; "
@@ -26,10 +28,10 @@ extension CardConnection {
     }
 
     /// LOAD KEY of the BIP39 seed of `KEYHOST_MNEMONIC` (or a prompt), with the passphrase of `KEYHOST_PASSPHRASE`
-    /// (or a prompt) when `passphrase`. `{key_uid}`.
+    /// (or a prompt) when `passphrase`: `card load-seed` decides that as every command taking a mnemonic does. `{key_uid}`.
     public func loadSeed(passphrase: Bool, replace: Bool) throws -> Record {
-        try checkSeedLoad(passphrase: passphrase, replace: replace)
-        return try CardServiceError.mappingForCommandLine("LOAD KEY") {
+        try checkNoKey(replace: replace)
+        return try frontEnd.mapping("LOAD KEY") {
             let phrase = try CardSecret.mnemonic.resolve()
             let mnemonic: Mnemonic
             do { mnemonic = try Mnemonic(phrase: phrase.text) } catch {
@@ -48,12 +50,12 @@ extension CardConnection {
     /// GENERATE KEY: a new random master key on the card (no backup exists). `{key_uid}`.
     public func generateKey(replace: Bool) throws -> Record {
         try checkNoKey(replace: replace)
-        return try CardServiceError.mappingForCommandLine("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
+        return try frontEnd.mapping("GENERATE KEY") { Record.object([("key_uid", .bytes(try card.generateKey()))]) }
     }
 
     /// GENERATE MNEMONIC: `words` words from the card's random generator; the card keeps nothing. `{mnemonic, indexes}`.
     public func generateMnemonic(words: Int) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
+        try frontEnd.mapping("GENERATE MNEMONIC") {
             let indexes = try card.generateMnemonic(wordCount: words)
             return Record.object([("mnemonic", .string(try KeycardMnemonic.mnemonic(fromIndexes: indexes).phrase)),
                                   ("indexes", Record.integers(indexes))])
@@ -64,10 +66,10 @@ extension CardConnection {
     /// own randomness whose backup is the words. The passphrase, when `passphrase`, is a new one: a prompt asks for it
     /// twice, since a typo would make a wallet nobody can restore. `{mnemonic, indexes, key_uid}`.
     public func generateMnemonicAndLoad(words: Int, passphrase: Bool) throws -> Record {
-        try CardServiceError.mappingForCommandLine("GENERATE MNEMONIC") {
+        try frontEnd.mapping("GENERATE MNEMONIC") {
             let indexes = try card.generateMnemonic(wordCount: words)
             let mnemonic = try KeycardMnemonic.mnemonic(fromIndexes: indexes)
-            let keyUID = try CardServiceError.mappingForCommandLine("LOAD KEY") {
+            let keyUID = try frontEnd.mapping("LOAD KEY") {
                 try load(mnemonic, passphrase: passphrase ? CardSecret.passphrase.resolve(setting: true) : nil)
             }
             return Record.object([("mnemonic", .string(mnemonic.phrase)), ("indexes", Record.integers(indexes)), ("key_uid", .bytes(keyUID))])
@@ -77,7 +79,7 @@ extension CardConnection {
     /// REMOVE KEY (PIN verified): the master key, and with it every key the card derives, is gone; so is the PIN-less
     /// path (3.x). The caller confirms first. `{key_uid, has_master_key}`: the removed key's UID, and what GET STATUS says now.
     public func removeKey() throws -> Record {
-        try CardServiceError.mappingForCommandLine("REMOVE KEY") {
+        try frontEnd.mapping("REMOVE KEY") {
             let keyUID = selectInfo.keyUID
             try card.removeKey()
             return Record.object([("key_uid", .bytes(keyUID)), ("has_master_key", .bool(try card.getStatus().hasMasterKey))])
@@ -92,34 +94,17 @@ extension CardConnection {
                                + "levels below it, e.g. m/43'/60'/1581'/0'/0); \(path) is not one, and its key never leaves the card")
     }
 
-    /// EXPORT KEY P2 00 of the key at the EIP-1581 `path` (PIN verified): `{path, public_key, private_key}`. The private key is
-    /// the caller's to print where the user asked, and nowhere else.
+    /// EXPORT KEY P2 00 of the key at the EIP-1581 `path` (PIN verified): `{path, public_key, chain_code, xpub, private_key}`
+    /// (`CardRecords.exportedKey`, as Lua's `s:export_key{kind = "private"}`). The private key is the caller's to print
+    /// where the user asked, and nowhere else.
     public func exportPrivateKey(path: KeyPath) throws -> Record {
         try Self.checkPrivateExport(path)
-        return try CardServiceError.mappingForCommandLine("EXPORT KEY") {
-            let exported = try card.exportKey(.privateAndPublic, path: path)
-            guard let key = exported.privateKey else { throw KeycardError.invalidResponse(.exportKey, "no private key in the answer") }
-            if let given = exported.publicKey, given != key.publicKey {
-                throw KeycardError.invalidResponse(.exportKey, "the public key does not belong to the private key")
-            }
-            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.publicKey.compressed)),
-                                  ("private_key", .bytes(key.revealedBytes()))])
-        }
+        return try frontEnd.mapping("EXPORT KEY") { try CardRecords.exportedKey(card, .privateAndPublic, path: path, family: .xpub) }
     }
 
     /// EXPORT KEY of the public key at `path`, or with `extended` the chain code and the extended key in `family`.
-    /// `{path, public_key, chain_code, xpub}`.
+    /// `{path, public_key, chain_code, xpub}` (`CardRecords.exportedKey`, as Lua's `s:export_key{}`).
     public func exportKey(path: KeyPath, extended: Bool, family: ExtendedKeyVersion) throws -> Record {
-        try CardServiceError.mappingForCommandLine("EXPORT KEY") {
-            let exported = try card.exportKey(extended ? .extendedPublic : .publicOnly, path: path)
-            guard let key = exported.resolvedPublicKey else { throw KeycardError.invalidResponse(.exportKey, "no public key in the answer") }
-            var xpub: Record = .null
-            if extended {
-                guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
-                xpub = .string(try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family))
-            }
-            return Record.object([("path", .string(path.description)), ("public_key", .bytes(key.compressed)),
-                                  ("chain_code", .bytes(exported.chainCode)), ("xpub", xpub)])
-        }
+        try frontEnd.mapping("EXPORT KEY") { try CardRecords.exportedKey(card, extended ? .extendedPublic : .publicOnly, path: path, family: family) }
     }
 }

@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostRecord
+import KeyhostServices
 
 /// The everyday card commands of `keyhost card …`, over the session logic Lua's sessions use too (`s:auto`, `s:init`,
 /// `s:pair`, the pairing store). Secrets are resolved here (`CardSecret`), never taken from the caller as text;
@@ -9,7 +10,7 @@ extension CardConnection {
     /// Takes the card further: opens the secure channel (3.x: stored pairing, else PAIR with the pairing password)
     /// and, for `.pinVerified`, verifies the PIN. Commands that refuse some applets check them first, before asking secrets.
     public func open(_ access: CardAccess) throws {
-        try CardServiceError.mappingForCommandLine(nil) {
+        try frontEnd.mapping(nil) {
             switch access {
             case .selected: try session.select(card)
             case .secureChannel: _ = try session.openChannel(card, password: nil)
@@ -37,21 +38,9 @@ extension CardConnection {
 
     // MARK: - State
 
-    /// GET STATUS, with what SELECT told: `{applet, instance_uid, key_uid, pin_retries, puk_retries, has_master_key, path}`.
+    /// GET STATUS, with what SELECT told (`CardRecords.status`, as Lua's `s:status()`).
     public func status() throws -> Record {
-        try CardServiceError.mappingForCommandLine("GET STATUS") {
-            let status = try card.getStatus()
-            let info = card.applicationInfo ?? selectInfo
-            var result: [(String, Record)] = []
-            result.append(("applet", .string("\(info.version)")))
-            result.append(("instance_uid", .bytes(info.instanceUID)))
-            result.append(("key_uid", .bytes(info.keyUID)))
-            result.append(("pin_retries", .integer(status.pinRetries)))
-            result.append(("puk_retries", .integer(status.pukRetries)))
-            result.append(("has_master_key", .bool(status.hasMasterKey)))
-            result.append(("path", isV1 && status.hasMasterKey ? .string(try card.getCurrentPath().description) : .null))
-            return .object(result)
-        }
+        try frontEnd.mapping("GET STATUS") { try CardRecords.status(card) }
     }
 
     // MARK: - Set-up and pairing
@@ -63,7 +52,7 @@ extension CardConnection {
     /// pairing stored. `{applet, instance_uid, identity_public_key, secure_channel, pairing_index}`. When INIT went
     /// through with generated secrets and the pairing failed, throws `CardInitIncomplete` holding them.
     public func initialize(pinRetries: Int?, pukRetries: Int?, duressPIN: Bool, generateSecrets: Bool = false) throws -> Record {
-        let (password, generated) = try CardServiceError.mappingForCommandLine("INIT") { () -> (SecretBytes?, GeneratedCardSecrets?) in
+        let (password, generated) = try frontEnd.mapping("INIT") { () -> (SecretBytes?, GeneratedCardSecrets?) in
             if selectInfo.isInitialized { throw KeycardError.alreadyInitialized }
             if generateSecrets { try GeneratedCardSecrets.checkEnvironment(pairingPassword: isV1) }
             let pin, puk: SecretBytes, duress: SecretBytes?, generated: GeneratedCardSecrets?
@@ -75,37 +64,33 @@ extension CardConnection {
                 if chosen != nil { zero(&chosen!) }
                 (pin, puk, generated) = (made.pin, made.puk, made)
             } else {
-                pin = try CardSecret.pin.resolve(setting: true)
+                pin = try frontEnd.pin.setting.resolve(nil)
                 puk = try CardSecret.puk.resolve(setting: true)
                 duress = duressPIN ? try CardSecret.duressPIN.resolve(setting: true) : nil
                 generated = nil
             }
             var pinBytes = pin.revealedBytes(), pukBytes = puk.revealedBytes(), duressBytes = duress?.revealedBytes()
             defer { zero(&pinBytes); zero(&pukBytes); if duressBytes != nil { zero(&duressBytes!) } }
-            try DuressPIN.checkCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
-            let password = isV1 ? try generated?.pairingPassword ?? CardSecret.pairingPassword.resolve(setting: true) : nil
+            try DuressPIN.checkForCommandLine(pin: pinBytes, puk: pukBytes, duress: duressBytes)
+            let password = isV1 ? try generated?.pairingPassword ?? frontEnd.pairingPassword.setting.resolve(nil) : nil
             try session.initialize(card, pin: pin, puk: puk, pairingPassword: password, duress: duress,
                                    pinRetries: pinRetries, pukRetries: pukRetries, reselect: false)
             return (password, generated)
         }
         var pairingIndex: Int?
         func result() -> Record {
-            let info = card.applicationInfo ?? selectInfo
-            var fields: [(String, Record)] = []
-            fields.append(("applet", .string("\(info.version)")))
-            fields.append(("instance_uid", .bytes(info.instanceUID)))
-            fields.append(("identity_public_key", .bytes(info.identityCertificate?.identityKey.compressed)))
-            fields.append(("secure_channel", .integer(Int(info.secureChannelVersion.rawValue))))
-            fields.append(("pairing_index", .integer(pairingIndex)))
+            guard case .object(let fields) = CardRecords.initialized(card.applicationInfo ?? selectInfo, pairingIndex: pairingIndex) else {
+                return .null
+            }
             return .object(fields + (generated?.fields ?? []))
         }
         do {
-            try CardServiceError.mappingForCommandLine("INIT") {
+            try frontEnd.mapping("INIT") {
                 try session.select(card)
                 if let password {
                     let free = card.applicationInfo?.freePairingSlots
                     let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-                    session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: free))
+                    frontEnd.notice?(frontEnd.slotTaken(pairing.index, freeBefore: free))
                     pairingIndex = Int(pairing.index)
                 }
             }
@@ -120,29 +105,23 @@ extension CardConnection {
     /// (no second slot is taken). `{instance_uid, pairing_index, new_pairing}`.
     public func pair() throws -> Record {
         try requireV1("pair")
-        return try CardServiceError.mappingForCommandLine("PAIR") {
+        return try frontEnd.mapping("PAIR") {
             guard let uid = selectInfo.instanceUID else { throw KeycardError.invalidResponse(.select, "no instance UID to key the pairing by") }
-            var result: [(String, Record)] = []
-            result.append(("instance_uid", .bytes(uid)))
             if let stored = try session.store.lookup(uid: uid) {
                 card.pairing = stored
                 do {
                     try card.openSecureChannel()
-                    result.append(("pairing_index", .integer(Int(stored.index))))
-                    result.append(("new_pairing", .bool(false)))
-                    return .object(result)
+                    return CardRecords.paired(instanceUID: uid, index: Int(stored.index), new: false)
                 } catch let error as KeycardError where CardSession.rejectsPairing(error) {
                     try session.store.remove(uid: uid)
                     card.pairing = nil
                     try session.select(card)
                 }
             }
-            let password = try CardSecret.pairingPassword.resolve()
+            let password = try frontEnd.pairingPassword.resolve(nil)
             let pairing = try session.pair(card, password: password, mode: .persistent, persist: true)
-            session.pairingNotice?(CardSession.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
-            result.append(("pairing_index", .integer(Int(pairing.index))))
-            result.append(("new_pairing", .bool(true)))
-            return .object(result)
+            frontEnd.notice?(frontEnd.slotTaken(pairing.index, freeBefore: card.applicationInfo?.freePairingSlots))
+            return CardRecords.paired(instanceUID: uid, index: Int(pairing.index), new: true)
         }
     }
 
@@ -152,7 +131,7 @@ extension CardConnection {
     /// freed and reported, by the rule Lua's `s:unpair_others` follows too (`CardSession.unpairOthers`).
     public func unpair(index: Int?, others: Bool, occupied: [Int] = []) throws -> Record {
         try requireV1("unpair")
-        return try CardServiceError.mappingForCommandLine("UNPAIR") {
+        return try frontEnd.mapping("UNPAIR") {
             guard let own = card.pairing else { throw KeycardError.notPaired }
             var freed: [Int]
             if others {
@@ -175,7 +154,7 @@ extension CardConnection {
     /// FACTORY RESET: keys, PIN, PUK and pairings are erased; this host's stored pairing is forgotten.
     /// The caller confirms first. `{instance_uid, identity_public_key, initialized}` (the card's identity before the reset).
     public func factoryReset() throws -> Record {
-        try CardServiceError.mappingForCommandLine("FACTORY RESET") {
+        try frontEnd.mapping("FACTORY RESET") {
             let uid = selectInfo.instanceUID
             let identity = selectInfo.identityCertificate?.identityKey.compressed
             try session.factoryReset(card)
@@ -192,28 +171,28 @@ extension CardConnection {
 
     /// `{pin_retries}` after the PIN was verified (by `open(.pinVerified)`).
     public func verifiedPIN() throws -> Record {
-        try CardServiceError.mappingForCommandLine("GET STATUS") { Record.object([("verified", .bool(true)), ("pin_retries", .integer(try pinRetries()))]) }
+        try frontEnd.mapping("GET STATUS") { Record.object([("verified", .bool(true)), ("pin_retries", .integer(try pinRetries()))]) }
     }
 
     /// CHANGE PIN (PIN verified) to `KEYHOST_NEW_PIN` or a prompt.
     public func changePIN() throws -> Record {
-        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
-            try card.changePIN(try CardSecret.newPIN.resolve().text)
+        try frontEnd.mapping("CHANGE PIN") {
+            try card.changePIN(try CardSecret.newPIN.resolve())
             return Record.object([("changed", .string("pin"))])
         }
     }
 
     /// CHANGE PIN P1 01 (PIN verified) to `KEYHOST_NEW_PUK` or a prompt.
     public func changePUK() throws -> Record {
-        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
-            try card.changePUK(try CardSecret.newPUK.resolve().text)
+        try frontEnd.mapping("CHANGE PIN") {
+            try card.changePUK(try CardSecret.newPUK.resolve())
             return Record.object([("changed", .string("puk"))])
         }
     }
 
     /// CHANGE PIN P1 02 (3.x, PIN verified) to `KEYHOST_NEW_PAIRING_PASSWORD` or a prompt; existing pairings stay valid.
     public func changePairingPassword() throws -> Record {
-        try CardServiceError.mappingForCommandLine("CHANGE PIN") {
+        try frontEnd.mapping("CHANGE PIN") {
             let password = try CardSecret.newPairingPassword.resolve()
             try card.changePairingSecret(try PairingSecret.derive(password: password))
             return Record.object([("changed", .string("pairing_password"))])
@@ -222,13 +201,27 @@ extension CardConnection {
 
     /// UNBLOCK PIN (secure channel open) with `KEYHOST_PUK` and a new PIN from `KEYHOST_NEW_PIN`. `{pin_retries, puk_retries}`.
     public func unblockPIN() throws -> Record {
-        try CardServiceError.mappingForCommandLine("UNBLOCK PIN") {
+        try frontEnd.mapping("UNBLOCK PIN") {
             let puk = try CardSecret.puk.resolve()
             let newPIN = try CardSecret.newPIN.resolve()
-            try card.unblockPIN(puk: puk.text, newPIN: newPIN.text)
+            try card.unblockPIN(puk: puk, newPIN: newPIN)
             session.setPINVerified(true)
             let status = try card.getStatus()
             return Record.object([("pin_retries", .integer(status.pinRetries)), ("puk_retries", .integer(status.pukRetries))])
+        }
+    }
+}
+
+extension DuressPIN {
+    /// For `keyhost card init`: `DuressPIN.problem`'s refusals naming the environment variables.
+    static func checkForCommandLine(pin: [UInt8], puk: [UInt8], duress: [UInt8]?) throws {
+        switch problem(pin: pin, puk: puk, duress: duress) {
+        case .duressEqualsPIN:
+            throw CardServiceError(kind: "invalid_argument", "the duress PIN (KEYHOST_DURESS_PIN) equals the PIN: the card would open the duress wallet with your PIN; choose another duress PIN or leave it out")
+        case .pukStartsWithPIN:
+            throw CardServiceError(kind: "invalid_argument", "the PUK starts with the PIN: a 3.2 card's default duress PIN is the PUK's first six digits, so your PIN could open the duress wallet; choose a PUK that does not start with the PIN")
+        case nil:
+            return
         }
     }
 }
