@@ -12,6 +12,8 @@ enum Host {
         let state = try LuaState(profile: profile)
         guard profile == .full else { return state }
         KeyhostModules.install(in: state, cardReaders: [PCSCReaders()])
+        // The binding benchmark's module (scripts/bench sets the variable); no other state carries it.
+        if getenv("KEYHOST_BENCH") != nil { state.registerBenchmarkModule() }
         if let extra = getenv("KEYHOST_PATH").map({ String(cString: $0) }) {
             for directory in extra.split(separator: ":") where !directory.isEmpty {
                 try state.addSearchRoot(String(directory))

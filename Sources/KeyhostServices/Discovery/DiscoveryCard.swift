@@ -54,7 +54,7 @@ public final class DiscoveryCardConnection {
     public var readerName: String { connection.readerName }
 
     /// - Parameters:
-    ///   - reader: "virtual", a reader name (or a unique part of one), a 1-based number, or nil/"" for the first real reader.
+    ///   - reader: "virtual", a reader name (or a unique part of one), a number counted from 0 as `card list` prints it, or nil/"" for the first real reader.
     ///   - cardState: for the virtual reader, the state file of a card set up before (`card.open{reader="virtual", state=…}`).
     /// `trustedCAKeys` are added to Status' own certificate authorities (4.x cards' identity certificates).
     public init(reader: String?, cardState: String?, readers: [CardReaderSource], pin: [UInt8]?, pairingPassword: [UInt8]?,
