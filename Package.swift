@@ -91,14 +91,13 @@ let package = Package(
         // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerPostgres", dependencies: [
             "KeyhostLedger", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ], swiftSettings: swift6),
         // The ledger's HTTP service (Hummingbird): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerServer", dependencies: [
             "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-        ]),
+            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+        ], swiftSettings: swift6),
         // The options `ledger serve` shares between keyhost (which describes them) and keyhost-ledger.
         .target(name: "KeyhostLedgerCommand", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The server side of the ledger, kept out of keyhost's binary and start-up: `keyhost token
