@@ -7,6 +7,7 @@
 
 import Foundation
 import KeyhostLedger
+import KeyhostLedgerDeadline
 import KeyhostCrypto
 import PostgresNIO
 import Synchronization

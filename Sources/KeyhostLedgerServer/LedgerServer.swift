@@ -4,6 +4,7 @@ import Glibc
 import Hummingbird
 import HummingbirdCore
 import KeyhostLedger
+import KeyhostLedgerDeadline
 import KeyhostRecord
 import KeyhostWorkerProcess
 import Logging
