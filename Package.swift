@@ -88,17 +88,20 @@ let package = Package(
         .target(name: "KeyhostLedger", dependencies: [
             "KeyhostTokens", "KeyhostCrypto", "KeyhostFiles", "KeyhostRecord", "KeyhostSQLite", "KeyhostWorkerProcess", "CKeyhostProcess",
         ], swiftSettings: swift6),
+        // Deadlines on NIO's event loops for the store and the service: linked into keyhost-ledger only.
+        .target(name: "KeyhostLedgerDeadline", dependencies: [
+            "KeyhostLedger", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: swift6),
         // The PostgreSQL store (PostgresNIO): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerPostgres", dependencies: [
-            "KeyhostLedger", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+            "KeyhostLedger", "KeyhostLedgerDeadline", "KeyhostCrypto", .product(name: "PostgresNIO", package: "postgres-nio"),
+        ], swiftSettings: swift6),
         // The ledger's HTTP service (Hummingbird): linked into keyhost-ledger only.
         .target(name: "KeyhostLedgerServer", dependencies: [
-            "KeyhostLedger", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "Hummingbird", package: "hummingbird"),
+            "KeyhostLedger", "KeyhostLedgerDeadline", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostWorkerProcess", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-        ]),
+            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+        ], swiftSettings: swift6),
         // The options `ledger serve` shares between keyhost (which describes them) and keyhost-ledger.
         .target(name: "KeyhostLedgerCommand", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The server side of the ledger, kept out of keyhost's binary and start-up: `keyhost token
@@ -179,8 +182,8 @@ let package = Package(
             // Wallet files GRDB wrote, opened by copy (see WalletLegacyFileTests).
             exclude: ["Fixtures"]),
         .testTarget(name: "KeyhostLedgerTests", dependencies: [
-            "KeyhostLedger", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost",
-            "KeyhostWorkerProcess",
+            "KeyhostLedger", "KeyhostLedgerDeadline", "KeyhostLedgerPostgres", "KeyhostLedgerServer", "KeyhostRecord", "KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport", "keyhost",
+            "KeyhostWorkerProcess", .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "KeyhostEthereumTests", dependencies: ["KeyhostEthereum", "KeyhostCrypto", "KeyhostRecord", "KeyhostTestSupport"]),
         .testTarget(name: "KeyhostBitcoinTests", dependencies: ["KeyhostBitcoin", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),

@@ -78,7 +78,9 @@ for _, link in ipairs(path.links) do hops[#hops + 1] = short(link.to) end
 print("its path: issuer → A → " .. table.concat(hops, " → ") .. " (the issuer's deposit key)")
 assert(ledger:deposit(chains)[1].result == "already_deposited")
 local stats = ledger:stats()
-print(("ledger:   %d token(s), %s EUR-cent deposited, %d double spends"):format(stats.tokens, stats.totals["EUR-cent"], stats.double_spends))
+for _, unit in ipairs(stats.units) do
+  print(("ledger:   %d token(s), %s %s deposited, %d double spends"):format(unit.tokens, unit.total, unit.unit, stats.double_spends))
+end
 
 for _, w in ipairs { a, b, c } do w:close() end
 ledger:close()

@@ -527,36 +527,14 @@ void kh_begin_run(lua_State *L) {
 
 // ---------------------------------------------------------------- SIGINT
 
-#include <signal.h>
-#include <unistd.h>
+// Ctrl-C while Lua runs: keyhost's one SIGINT handler (CKeyhostProcess's Interrupt.c) sets the cancel
+// request Swift calls check and, through this notifier, the hook that raises "interrupted" in the code.
+static void kh_sigint_notify(void *context) { kh_interrupt((lua_State *)context); }
 
-static lua_State *volatile kh_sigint_target = NULL;
-static struct sigaction kh_sigint_previous;
+// No restart: a script blocked in io.read gets EINTR, returns to Lua, and the hook raises there.
+void kh_sigint_begin(lua_State *L) { khp_interrupt_begin(KHP_INTERRUPT_SECOND_EXITS, kh_sigint_notify, L); }
 
-static void kh_on_sigint(int sig) {
-    (void)sig;
-    // A second Ctrl-C before the first was noticed (a long call that does not check): leave at once, as a shell expects.
-    if (khp_cancel_pending()) _exit(130);
-    khp_cancel_request();
-    lua_State *L = kh_sigint_target;
-    if (L != NULL) kh_interrupt(L);
-}
-
-void kh_sigint_begin(lua_State *L) {
-    khp_cancel_clear();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = kh_on_sigint;
-    sigemptyset(&sa.sa_mask);
-    kh_sigint_target = L;
-    sigaction(SIGINT, &sa, &kh_sigint_previous);
-}
-
-void kh_sigint_end(void) {
-    sigaction(SIGINT, &kh_sigint_previous, NULL);
-    kh_sigint_target = NULL;
-    khp_cancel_clear();
-}
+void kh_sigint_end(void) { khp_interrupt_end(); }
 
 // ---------------------------------------------------------------- macros
 

@@ -19,63 +19,43 @@ extension DiscoveryModule {
         let opts = try Options(ctx, 2, allowed: jobOptions)
         let (bytes, name) = try jobLines(ctx)
 
-        var defaults = DiscoveryJobDefaults()
-        defaults.coin = try opts.coin()
-        defaults.kind = try opts.kind()
-        if let purpose = try opts.integer("purpose") {
-            guard let value = UInt32(exactly: purpose) else { throw LuaArgumentError(2, "option 'purpose' is \(purpose); use 44, 49, 84 or 86") }
-            defaults.purpose = value
-        }
-        defaults.scheme = try opts.string("scheme")
-        defaults.template = try opts.string("template")
-        defaults.gapLimit = try positive(opts, "gap_limit", default: 20, what: "how many consecutive unused addresses end a chain's scan", hint: "BIP44 uses 20")
-        if opts.has("change_gap_limit") {
-            defaults.changeGapLimit = try positive(opts, "change_gap_limit", default: defaults.gapLimit, what: "how many consecutive unused change addresses end the change chain's scan", hint: "it defaults to gap_limit")
-        }
-        defaults.accountGap = try positive(opts, "account_gap", default: 1, what: "how many consecutive empty accounts end the scan", hint: "1 stops at the first empty account")
-        if opts.has("accounts") { defaults.accounts = try range(opts, "accounts") }
-        if opts.has("indexes") { defaults.indexes = try range(opts, "indexes") }
-        defaults.maxAddresses = try positive(opts, "max_addresses", default: DiscoveryOptions.defaultMaxAddresses, what: "the most addresses one scan checks", hint: "default 1000000")
-        let concurrency = try positive(opts, "wallets_at_once", default: 4, what: "how many wallets are scanned at once", hint: "default 4")
-
+        // The options as typed values; checking them and the defaults are the request's (shared with the CLI).
         guard let spec = try opts.string("source") else {
             throw LuaArgumentError(2, "option 'source' is missing: a job's wallets share one source (\(DiscoverySetup.sourceForms))")
         }
-        do { _ = try DiscoverySetup.splitSource(spec) } catch { throw LuaArgumentError(2, "option 'source': \(error)") }
-        let http = try httpOptions(opts, isolate: false)
-        let isolate = try opts.boolean("proxy_isolate") ?? false
-        let base = try opts.proxies(isolate: nil)
-        let electrum = try electrumOptions(opts)
-        let keyVariable = try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable
-        let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
-        let sources = SharedUsageSources(spec: spec, http: http, isolating: isolate ? base : nil, electrum: electrum,
-                                         etherscanKeyVariable: keyVariable, chainID: chainID)
-        let wallets: [JobWallet]
-        do {
-            wallets = try DiscoveryJobFile.wallets(bytes, name: name, defaults: defaults, usage: sources.source(for:wallet:))
-        } catch let error as DiscoverySetupError {
-            throw LuaArgumentError(1, error.description)
+        var request = DiscoveryJobRequest(source: spec)
+        request.coin = try opts.coin()
+        request.kind = try opts.kind()
+        if let purpose = try opts.integer("purpose") {
+            guard let value = UInt32(exactly: purpose) else { throw LuaArgumentError(2, "option 'purpose' is \(purpose); use 44, 49, 84 or 86") }
+            request.purpose = value
         }
-        let checkpoint = try opts.string("checkpoint").map { try JobCheckpoint(path: $0, source: spec) }
-        let job = try DiscoveryJob(wallets: wallets, concurrency: concurrency, checkpoint: checkpoint)
-        var outcomes = [(JobWallet, JobOutcome)]()
-        try job.run { _, wallet, outcome in outcomes.append((wallet, outcome)) }
-
-        return LuaTable(array: outcomes.map { wallet, outcome in
-            var row = LuaTable(["id": .text(wallet.id)])
-            switch outcome {
-            case .finished(let result, let resumed):
-                row["ok"] = .boolean(true)
-                row["resumed"] = .boolean(resumed)
-                row["result"] = .table(resultTable(result))
-            case .failed(let error):
-                row["ok"] = .boolean(false)
-                let record = (error as? StructuredError)?.errorRecord
-                    ?? .object([("kind", .string("failed")), ("message", .string(String(describing: error)))])
-                row["error"] = LuaValue(record: record)
-            }
-            return .table(row)
-        })
+        request.scheme = try opts.string("scheme")
+        request.template = try opts.string("template")
+        request.gapLimit = try opts.integer("gap_limit").map { Int(clamping: $0) }
+        request.changeGapLimit = try opts.integer("change_gap_limit").map { Int(clamping: $0) }
+        request.accountGap = try opts.integer("account_gap").map { Int(clamping: $0) }
+        if opts.has("accounts") { request.accounts = try range(opts, "accounts") }
+        if opts.has("indexes") { request.indexes = try range(opts, "indexes") }
+        request.maxAddresses = try opts.integer("max_addresses").map { Int(clamping: $0) }
+        request.walletsAtOnce = try opts.integer("wallets_at_once").map { Int(clamping: $0) }
+        request.checkpoint = try opts.string("checkpoint")
+        request.http = try httpOptions(opts, isolate: false)
+        request.isolatingProxy = try (opts.boolean("proxy_isolate") ?? false) ? opts.proxies(isolate: nil) : nil
+        request.electrum = try electrumOptions(opts)
+        request.etherscanKeyVariable = try opts.string("api_key_env")
+        request.chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
+        let job: DiscoveryJob
+        do {
+            job = try request.job(lines: bytes, name: name) { "option '\($0)'" }
+        } catch let error as DiscoverySetupError {
+            throw LuaArgumentError(error.description.hasPrefix("option '") ? 2 : 1, error.description)
+        }
+        // The wallets run on threads of their own. Ctrl-C (under `keyhost run`, `eval`, the REPL) stops starting
+        // wallets and the running ones; the script then sees "interrupted" as for any call Ctrl-C stops.
+        var rows = [Record]()
+        try job.run(stop: { Interruption.isRequested }) { _, wallet, outcome in rows.append(DiscoveryJobReport.record(wallet, outcome)) }
+        return LuaTable(array: rows.map { LuaValue(record: $0) })
     }
 
     /// Argument 1 as job-file bytes: a file's contents, or a list of wallet tables as JSON lines.

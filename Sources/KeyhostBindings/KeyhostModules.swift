@@ -23,6 +23,5 @@ public enum KeyhostModules {
         EthModule.register(in: state)
         PSBTModule.register(in: state)
         DescriptorModule.register(in: state)
-        state.registerBenchmarkModule()
     }
 }

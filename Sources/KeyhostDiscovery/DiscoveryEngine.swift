@@ -335,6 +335,8 @@ public final class DiscoveryEngine {
                 answers = try usage.usage(of: asked)
             } catch let error as DiscoveryError {
                 throw error
+            } catch let error as InterruptedError {
+                throw error  // Ctrl-C, not the source's failure
             } catch {
                 throw DiscoveryError.usageSourceFailed(source: usage.name, underlying: String(describing: error))
             }

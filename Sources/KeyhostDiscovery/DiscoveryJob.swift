@@ -1,4 +1,5 @@
 import Synchronization
+import KeyhostCrypto
 import KeyhostFiles
 
 /// One wallet of a discovery job.
@@ -23,6 +24,8 @@ public enum JobOutcome: @unchecked Sendable {
     /// Scanned now, or taken from the job's checkpoint (`resumed`) without asking the source again.
     case finished(DiscoveryResult, resumed: Bool)
     case failed(Error)
+    /// Stopped by Ctrl-C while it ran: not a failure of the wallet or the source; a rerun scans it again.
+    case interrupted
 }
 
 /// Many wallets scanned at once (an audit, a recovery service, a family's cards): `concurrency` wallets at a
@@ -56,7 +59,8 @@ public final class DiscoveryJob {
 
     /// Scans every wallet and calls `report` once per wallet, in the job's order, as soon as that wallet and all
     /// before it are done (from whichever thread finished last; calls never overlap). `stop` is asked before each
-    /// wallet starts: once it says true, no further wallet starts. A checkpoint that cannot be written ends the
+    /// wallet starts: once it says true, no further wallet starts. A running wallet that Ctrl-C stops (its engine
+    /// throws `InterruptedError`) is reported `.interrupted`; the wallets never started are not reported. A checkpoint that cannot be written ends the
     /// job with that error after the running wallets finish.
     public func run(stop: @escaping () -> Bool = { false }, report: @escaping (Int, JobWallet, JobOutcome) -> Void) throws {
         let state = Mutex(State(outcomes: Array(repeating: nil, count: wallets.count)))
@@ -95,6 +99,8 @@ public final class DiscoveryJob {
                         do { try checkpoint?.record(result, for: wallet) } catch {
                             state.withLock { $0.checkpointError = error }
                         }
+                    } catch is InterruptedError {
+                        outcome = .interrupted
                     } catch {
                         outcome = .failed(error)
                     }

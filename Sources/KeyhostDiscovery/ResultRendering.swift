@@ -1,26 +1,9 @@
-// JSONEncoder and JSONDecoder from FoundationEssentials (the same code as Foundation's, so the same bytes).
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import KeyhostCrypto
 import KeyhostRecord
 
-/// The renderings the CLI prints: JSON for scripts, CSV for spreadsheets, a table for people.
+/// The renderings the CLI prints: CSV for spreadsheets, a table for people (JSON is `record`, the one both
+/// front ends print).
 extension DiscoveryResult {
-    /// JSON with stable (sorted) keys.
-    public func json(pretty: Bool = true) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
-
-    /// Parses what `json()` wrote.
-    public static func fromJSON(_ text: String) throws -> DiscoveryResult {
-        try JSONDecoder().decode(DiscoveryResult.self, from: Data(text.utf8))
-    }
-
     /// One row per used address: account,chain,index,path,address,account_xpub (RFC 4180, CRLF-free).
     public func csv() -> String {
         var lines = ["account,chain,index,path,address,account_xpub"]

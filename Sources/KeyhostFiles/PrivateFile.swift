@@ -14,10 +14,11 @@ public enum PrivateFile {
         case shared(mode: String)
     }
 
-    /// Creates `path` as an empty 0600 file if it does not exist; refuses an existing one that is
-    /// not a regular file or that group or others can read or write.
-    public static func prepare(_ path: String, what: String) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    /// Creates `path` as an empty 0600 file if it does not exist (unless `create` is false: then a missing
+    /// file is refused, for uses that only read); refuses an existing one that is not a regular file or that
+    /// group or others can read or write.
+    public static func prepare(_ path: String, what: String, create: Bool = true) throws {
+        let fd = create ? open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : -1
         if fd >= 0 {
             // open()'s mode goes through the umask, which can only take bits away; fchmod makes
             // it exactly 0600 whatever the umask is.
@@ -25,8 +26,10 @@ public enum PrivateFile {
             guard fchmod(fd, 0o600) == 0 else { throw Problem.system("cannot set the mode of the new \(what) \(path) to 0600: \(errorText())") }
             return
         }
-        let createError = errno
-        guard createError == EEXIST else { throw Problem.system("cannot create the \(what) \(path): \(errorText(createError))") }
+        if create {
+            let createError = errno
+            guard createError == EEXIST else { throw Problem.system("cannot create the \(what) \(path): \(errorText(createError))") }
+        }
         var info = stat()
         guard stat(path, &info) == 0 else { throw Problem.system("cannot read the \(what) \(path): \(errorText())") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw Problem.notRegular }

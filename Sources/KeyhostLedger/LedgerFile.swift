@@ -1,10 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyhostFiles
 
 /// A ledger file's permissions: what was deposited, and by whom, is the issuer's business only.
 enum LedgerFile {
-    static func prepare(_ path: String) throws {
+    /// Makes `path` a private ledger file (0600), or with `create` false (a use that only reads, such as
+    /// stats) requires it to exist already: a mistyped path must not become an empty ledger reporting 0.
+    static func prepare(_ path: String, create: Bool = true) throws {
+        if !create {
+            var info = stat()
+            if stat(path, &info) != 0 && errno == ENOENT {
+                throw LedgerError(kind: "location", message: "there is no ledger at sqlite:\(path) (no such file); check the path (reading a ledger never creates one)")
+            }
+        }
         do {
-            try PrivateFile.prepare(path, what: "ledger")
+            try PrivateFile.prepare(path, what: "ledger", create: create)
         } catch let problem as PrivateFile.Problem {
             switch problem {
             case .system(let message): throw LedgerError.store(message)

@@ -22,9 +22,23 @@ public final class SQLiteLedgerStore: LedgerStore, Sendable {
 
     public var displayName: String { "sqlite:\(path)" }
 
-    public init(path: String) throws {
+    /// Opens (creating when missing) the ledger at `path`; `readOnly` (a ledger that only answers stats) opens
+    /// an existing ledger for reading and never creates or changes anything, not even the schema.
+    public init(path: String, readOnly: Bool = false) throws {
         self.path = path
-        try LedgerFile.prepare(path)
+        try LedgerFile.prepare(path, create: !readOnly)
+        if readOnly {
+            do {
+                database = try Database(path: path, mode: .readOnly, busyTimeout: .seconds(10)) { db in
+                    let tables = try db.fetchValue("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('deposits', 'double_spends')",
+                                                   as: Int64.self)
+                    guard tables == 2 else { throw LedgerError(kind: "location", message: "sqlite:\(path) is not a keyhost ledger (it has no deposits table)") }
+                }
+            } catch {
+                throw Self.wrap(error, path: path, operation: "open the ledger")
+            }
+            return
+        }
         do {
             // Database retries this set-up while another process holds the lock that switching a
             // new ledger to WAL needs (the busy handler does not cover it); every step is repeatable.

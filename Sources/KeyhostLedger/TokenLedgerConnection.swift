@@ -42,12 +42,12 @@ extension TokenLedgerConnection {
 
 public enum TokenLedgers {
     /// Opens `sqlite:FILE` or `postgres://…` (creating the tables when missing). With no issuers
-    /// the ledger only answers `stats`. `worker`: the keyhost executable that re-runs deposited
+    /// the ledger only answers `stats`, so a SQLite file is opened read-only and must exist already. `worker`: the keyhost executable that re-runs deposited
     /// tokens' programs (`keyhost token _worker`).
     public static func open(_ text: String, issuers: [XOnlyPublicKey], worker: String) throws -> any TokenLedgerConnection {
         switch try LedgerLocation(text) {
         case .sqlite(let path):
-            return try LocalTokenLedger(store: try SQLiteLedgerStore(path: path), issuers: issuers, worker: worker)
+            return try LocalTokenLedger(store: try SQLiteLedgerStore(path: path, readOnly: issuers.isEmpty), issuers: issuers, worker: worker)
         case .postgres(let location):
             return try LedgerProcess(location: location, issuers: issuers, worker: worker)
         }

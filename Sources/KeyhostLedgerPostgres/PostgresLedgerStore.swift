@@ -7,10 +7,12 @@
 
 import Foundation
 import KeyhostLedger
+import KeyhostLedgerDeadline
 import KeyhostCrypto
 import PostgresNIO
+import Synchronization
 
-public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
+public final class PostgresLedgerStore: LedgerStore, Sendable {
     public let location: PostgresLocation
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
@@ -26,11 +28,10 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     /// Past it the call fails and its connection is closed, so PostgreSQL rolls the batch back.
     /// A call keeps the limit it started with.
     public var callLimit: Duration {
-        get { limitLock.withLock { currentCallLimit } }
-        set { limitLock.withLock { currentCallLimit = newValue } }
+        get { currentCallLimit.withLock { $0 } }
+        set { currentCallLimit.withLock { $0 = newValue } }
     }
-    private let limitLock = NSLock()
-    private var currentCallLimit: Duration
+    private let currentCallLimit: Mutex<Duration>
 
     /// 60 s: a 1,000-chain batch takes about a second on a local server (two round trips per
     /// chain at most), so it leaves room for a distant one (20 ms a round trip is 40 s) and for
@@ -54,7 +55,7 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
         location: PostgresLocation, maxConnections: Int = 8, callLimit: Duration? = nil, connectLimit: Duration = defaultConnectLimit
     ) async throws {
         self.location = location
-        currentCallLimit = try callLimit ?? Self.callLimit(environment: ProcessInfo.processInfo.environment["KEYHOST_LEDGER_TIMEOUT"])
+        currentCallLimit = Mutex(try callLimit ?? Self.callLimit(environment: ProcessInfo.processInfo.environment["KEYHOST_LEDGER_TIMEOUT"]))
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: .disable)
@@ -323,7 +324,7 @@ public final class PostgresLedgerStore: LedgerStore, @unchecked Sendable {
     /// `body` in one transaction on `connection` (by default one from the pool); rolled back when
     /// it throws. Under `call`'s deadline, COMMIT is sent only while the deadline has not passed.
     private func transaction<T: Sendable>(
-        _ operation: String, on connection: PostgresConnection? = nil, call: StoreCall? = nil, _ body: (PostgresConnection) async throws -> T
+        _ operation: String, on connection: PostgresConnection? = nil, call: StoreCall? = nil, _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         func run(_ connection: PostgresConnection) async throws -> T {
             try call?.use(connection)
@@ -416,20 +417,22 @@ extension LedgerLocation {
 /// One store call under its deadline: the connection it uses, and whether COMMIT was sent. When
 /// the deadline passes first the connection is closed at once (its queries fail, and PostgreSQL
 /// rolls back the open transaction when it sees the socket close) and COMMIT is never sent.
-final class StoreCall: @unchecked Sendable {
-    private let lock = NSLock()
-    private var connection: PostgresConnection?
-    private var late = false
-    private var committed = false
+final class StoreCall: Sendable {
+    private struct State {
+        var connection: PostgresConnection?
+        var late = false
+        var committed = false
+    }
+    private let state = Mutex(State())
 
     /// Whether COMMIT was sent (the outcome is then the server's, whatever we hear).
-    var committing: Bool { lock.withLock { committed } }
+    var committing: Bool { state.withLock { $0.committed } }
 
     /// The connection the call now uses; closed at once when the deadline has already passed.
     func use(_ connection: PostgresConnection) throws {
-        let tooLate = lock.withLock { () -> Bool in
-            if !late { self.connection = connection }
-            return late
+        let tooLate = state.withLock { state -> Bool in
+            if !state.late { state.connection = connection }
+            return state.late
         }
         if tooLate {
             let _: EventLoopFuture<Void> = connection.close()
@@ -439,18 +442,18 @@ final class StoreCall: @unchecked Sendable {
 
     /// True, and COMMIT may be sent, unless the deadline has passed.
     func mayCommit() -> Bool {
-        lock.withLock {
-            if late { return false }
-            committed = true
+        state.withLock { state in
+            if state.late { return false }
+            state.committed = true
             return true
         }
     }
 
     /// The deadline passed: closes the connection; true when COMMIT had been sent.
     func expire() -> Bool {
-        let (connection, committed) = lock.withLock { () -> (PostgresConnection?, Bool) in
-            late = true
-            return (self.connection, self.committed)
+        let (connection, committed) = state.withLock { state -> (PostgresConnection?, Bool) in
+            state.late = true
+            return (state.connection, state.committed)
         }
         if let connection { let _: EventLoopFuture<Void> = connection.close() }
         return committed

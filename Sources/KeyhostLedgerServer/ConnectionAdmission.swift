@@ -1,5 +1,5 @@
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// Which connections the service holds, by client address, shared by every event loop.
 ///
@@ -9,7 +9,7 @@ import NIOCore
 /// a monitor asking `/v1/health`.
 final class ConnectionAdmission: Sendable {
     let limits: ConnectionLimits
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     private struct State {
         var byClient: [String: [Held]] = [:]
@@ -34,7 +34,7 @@ final class ConnectionAdmission: Sendable {
     /// A ticket when `channel` may stay open (to `release` when it closes), nil when it must close now.
     func admit(_ channel: any Channel) -> Ticket? {
         let client = Self.client(of: channel)
-        let (ticket, evicted) = state.withLockedValue { state -> (Ticket?, (any Channel)?) in
+        let (ticket, evicted) = state.withLock { state -> (Ticket?, (any Channel)?) in
             let mine = state.byClient[client]?.count ?? 0
             guard mine < limits.perClient else { return (nil, nil) }
             var evicted: (any Channel)?
@@ -56,7 +56,7 @@ final class ConnectionAdmission: Sendable {
     }
 
     func release(_ ticket: Ticket) {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard let index = state.byClient[ticket.client]?.firstIndex(where: { $0.id == ticket.id }) else { return }
             state.byClient[ticket.client]!.remove(at: index)
             if state.byClient[ticket.client]!.isEmpty { state.byClient[ticket.client] = nil }
@@ -65,7 +65,7 @@ final class ConnectionAdmission: Sendable {
     }
 
     /// How many connections are held now.
-    var count: Int { state.withLockedValue { $0.count } }
+    var count: Int { state.withLock { $0.count } }
 
     /// The address a limit counts against: IPv4 as is, IPv6 by its /64, which one host usually
     /// holds whole (counting single addresses would give it 2^64 allowances).

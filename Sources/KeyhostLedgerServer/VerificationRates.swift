@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// Each client address's allowance of links to verify, shared by all its connections: a token
 /// bucket that holds up to `limits.linksPerRequest` and refills at `limits.linksPerSecondPerClient`.
@@ -10,7 +10,7 @@ final class VerificationRates: Sendable {
     let limits: VerificationLimits
     /// Seconds on a monotonic clock.
     private let clock: @Sendable () -> Double
-    private let buckets = NIOLockedValueBox([String: Bucket]())
+    private let buckets = Mutex([String: Bucket]())
 
     private struct Bucket {
         var level: Double
@@ -31,7 +31,7 @@ final class VerificationRates: Sendable {
         guard links > 0 else { return nil }
         let now = clock()
         let capacity = Double(limits.linksPerRequest), rate = Double(limits.linksPerSecondPerClient)
-        return buckets.withLockedValue { buckets in
+        return buckets.withLock { buckets in
             if buckets.count > Self.pruneAbove {
                 buckets = buckets.filter { min(capacity, $0.value.level + (now - $0.value.updated) * rate) < capacity }
             }
@@ -50,7 +50,7 @@ final class VerificationRates: Sendable {
     }
 
     /// Client addresses with an allowance kept.
-    var clients: Int { buckets.withLockedValue { $0.count } }
+    var clients: Int { buckets.withLock { $0.count } }
 
     @Sendable static func monotonicSeconds() -> Double {
         var now = timespec()

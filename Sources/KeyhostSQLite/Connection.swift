@@ -3,7 +3,9 @@ internal import CSQLite
 /// One open SQLite connection, handed to the closures of `Database`, which serializes every use of
 /// it: it must not be kept or used outside the closure it was given to.
 // @unchecked: a connection is used by one thread at a time, which `Database` enforces by handing it out only
-// under its Mutex; SQLite's own serialized mode guards the handle as well.
+// under its Mutex. That lock is the only one: the handle is opened SQLITE_OPEN_NOMUTEX, because SQLite's
+// serialized mode would only make single calls atomic, and a statement's bind-step-reset and a transaction
+// need the outer lock anyway (Database.swift says the same).
 public final class Connection: @unchecked Sendable {
     /// Nil once closed.
     private var handle: OpaquePointer?

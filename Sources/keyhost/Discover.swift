@@ -357,17 +357,13 @@ struct Discover: ParsableCommand {
         if let indexes { options.indexes = try Self.range(indexes, "--indexes") }
         let http = try httpOptions()
 
-        // Usage, wrapped so Ctrl-C stops between batches with the checkpoint saved.
-        let inner: UsageSource
+        // Usage. Ctrl-C stops the scan between batches (the engine checks), with the checkpoint saved.
+        let usage: UsageSource
         if source.lowercased().hasPrefix("lua:") {
-            inner = try LuaUsageFunction.source(script: String(source.dropFirst(4)))
+            usage = try LuaUsageFunction.source(script: String(source.dropFirst(4)))
         } else {
-            inner = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, electrum: electrumOptions,
+            usage = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, electrum: electrumOptions,
                                                    etherscanKeyVariable: etherscanKeyEnv)
-        }
-        let usage = ClosureUsageSource(name: inner.name) { addresses in
-            if Interrupt.requested { throw Failure.kind("interrupted", "interrupted") }
-            return try inner.usage(of: addresses)
         }
 
         let engine = try wallet.map { try DiscoveryEngine(descriptors: $0, usage: usage, options: options) }
@@ -375,14 +371,17 @@ struct Discover: ParsableCommand {
         engine.checkpointPath = checkpoint
         let bar = !quiet && isatty(STDERR_FILENO) != 0 ? ProgressLine(options: options) : nil
         if let bar { engine.progress = { bar.update($0) } }
-        Interrupt.install()
         let result: DiscoveryResult
+        var interrupted = false
         do {
-            result = try engine.run()
+            result = try Interruption.whileRunning {
+                defer { interrupted = Interruption.isRequested }
+                return try engine.run()
+            }
             bar?.finish()
         } catch {
             bar?.finish()
-            if Interrupt.requested {
+            if interrupted || error is InterruptedError {
                 let resume = checkpoint.map { "; the checkpoint \($0) keeps every answer so far: rerun the same command to resume" }
                     ?? "; nothing was kept (use --checkpoint FILE to resume long jobs)"
                 Failure.report(Failure.kind("interrupted", "interrupted" + resume))
@@ -403,22 +402,8 @@ struct Discover: ParsableCommand {
     }
 }
 
-/// Ctrl-C during a scan: the first one asks the scan to stop after the current batch (the checkpoint is saved);
-/// a second one ends the process at once.
-enum Interrupt {
-    nonisolated(unsafe) private static var flag: sig_atomic_t = 0
-    static var requested: Bool { flag != 0 }
-
-    static func install() {
-        signal(SIGINT) { _ in
-            if Interrupt.flag != 0 { _exit(130) }
-            Interrupt.flag = 1
-        }
-    }
-}
-
-/// One status line on standard error, redrawn in place: accounts, addresses checked, rate, and an ETA for the
-/// least work left (if nothing more turns out used).
+/// One status line on standard error, redrawn in place: accounts, addresses checked, rate, and, when it says
+/// something, an ETA for the least work left (if nothing more turns out used).
 final class ProgressLine {
     private let options: DiscoveryOptions
     private var lastDraw = 0.0
@@ -447,16 +432,29 @@ final class ProgressLine {
         }
         guard p.elapsed - lastDraw >= 0.1 || lastDraw == 0 else { return }
         lastDraw = p.elapsed
+        let text = line(p)
+        let padded = text.count < width ? text + String(repeating: " ", count: width - text.count) : text
+        width = text.count
+        fputs("\r" + padded, stderr)
+    }
+
+    /// The status line for `p`, after `update` has taken it in.
+    func line(_ p: DiscoveryProgress) -> String {
         let perAccount = options.receiveGapLimit + options.changeGapLimit
         let thisAccount = max(0, perAccount - (p.addressesChecked - lastUsedAt))
         let moreAccounts = max(0, options.accountGapLimit - emptyAccounts - (usedInAccount ? 0 : 1)) + (usedInAccount ? options.accountGapLimit : 0)
         let left = thisAccount + moreAccounts * perAccount
-        let eta = p.rate > 0 ? Double(left) / p.rate : 0
-        let text = "account \(account.map(String.init) ?? "-") (\(p.accountsDone) done) | \(p.addressesChecked) addresses checked, "
-            + "\(p.usedFound) used | \(CFormat.fixed(p.rate, digits: 0))/s | ETA ≥ \(CFormat.fixed(eta, digits: 0))s"
-        let padded = text.count < width ? text + String(repeating: " ", count: width - text.count) : text
-        width = text.count
-        fputs("\r" + padded, stderr)
+        return "account \(account.map(String.init) ?? "-") (\(p.accountsDone) done) | \(p.addressesChecked) addresses checked, "
+            + "\(p.usedFound) used | \(CFormat.fixed(p.rate, digits: 0))/s" + (Self.eta(left: left, rate: p.rate).map { " | ETA ≥ \($0)" } ?? "")
+    }
+
+    /// The least time the work left can take, or nil when that says nothing: no rate yet (the first batch), or
+    /// under a second (it rounded to "≥ 0s" before, which is true of any scan).
+    static func eta(left: Int, rate: Double) -> String? {
+        guard rate > 0 else { return nil }
+        let seconds = Double(left) / rate
+        guard seconds >= 1 else { return nil }
+        return "\(CFormat.fixed(seconds, digits: 0))s"
     }
 
     func finish() {

@@ -22,10 +22,6 @@ extension Discover {
         if let first = walletOnlyOptions.first {
             throw ValidationError("\(first) does not go with --jobs: each wallet's keys are on its line of the job file")
         }
-        if source.lowercased().hasPrefix("lua:") {
-            throw ValidationError("a lua: source cannot serve a job's wallets at once; use index:, esplora:, electrum:, eth-rpc: or etherscan")
-        }
-        guard walletsAtOnce >= 1 else { throw ValidationError("--wallets-at-once must be at least 1, got \(walletsAtOnce)") }
     }
 
     func runJob(_ path: String, http: HTTPOptions) throws {
@@ -36,87 +32,99 @@ extension Discover {
         } catch let error as BoundedFile.ReadError {
             throw Failure.message("--jobs \(path): \(error.problem)")
         }
-        var defaults = DiscoveryJobDefaults()
-        defaults.coin = coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }
-        defaults.purpose = purpose
-        defaults.kind = kind.flatMap(AddressKind.init(name:))
-        defaults.scheme = scheme
-        defaults.template = template
-        defaults.gapLimit = gapLimit
-        defaults.changeGapLimit = changeGapLimit
-        defaults.accountGap = accountGap
-        defaults.accounts = try accounts.map { try Self.range($0, "--accounts") }
-        defaults.indexes = try indexes.map { try Self.range($0, "--indexes") }
-        defaults.maxAddresses = maxAddresses
-
-        let base = try proxyOptions.unisolated()
-        let sources = SharedUsageSources(spec: source, http: http, isolating: proxyOptions.proxyIsolate ? base : nil,
-                                         electrum: electrumOptions, etherscanKeyVariable: etherscanKeyEnv) { inner in
-            ClosureUsageSource(name: inner.name) { addresses in
-                if Interrupt.requested { throw Failure.message("interrupted") }
-                return try inner.usage(of: addresses)
-            }
-        }
-        let wallets: [JobWallet]
+        // The options as typed values; checking them and the defaults are the request's (shared with Lua).
+        var request = DiscoveryJobRequest(source: source)
+        request.coin = coin.map { Coin.named($0) ?? UInt32($0).flatMap(Coin.withSLIP44) ?? .bitcoin }
+        request.purpose = purpose
+        request.kind = kind.flatMap(AddressKind.init(name:))
+        request.scheme = scheme
+        request.template = template
+        request.gapLimit = gapLimit
+        request.changeGapLimit = changeGapLimit
+        request.accountGap = accountGap
+        request.accounts = try accounts.map { try Self.range($0, "--accounts") }
+        request.indexes = try indexes.map { try Self.range($0, "--indexes") }
+        request.maxAddresses = maxAddresses
+        request.walletsAtOnce = walletsAtOnce
+        request.checkpoint = checkpoint
+        request.http = http
+        request.isolatingProxy = try proxyOptions.proxyIsolate ? proxyOptions.unisolated() : nil
+        request.electrum = electrumOptions
+        request.etherscanKeyVariable = etherscanKeyEnv
+        let job: DiscoveryJob
         do {
-            wallets = try DiscoveryJobFile.wallets(bytes, name: path == "-" ? "standard input" : path, defaults: defaults,
-                                                   usage: sources.source(for:wallet:))
+            job = try request.job(lines: bytes, name: path == "-" ? "standard input" : path) { "--" + $0.replacing("_", with: "-") }
         } catch let error as DiscoverySetupError {
             throw ValidationError(error.description)
         }
-        let jobCheckpoint = try checkpoint.map { try JobCheckpoint(path: $0, source: source) }
-        let job = try DiscoveryJob(wallets: wallets, concurrency: walletsAtOnce, checkpoint: jobCheckpoint)
+        let count = job.wallets.count
 
         let progress = !quiet && isatty(STDERR_FILENO) != 0
-        var finished = 0, resumed = 0, failed = 0
+        var finished = 0, resumed = 0, failed = 0, interrupted = 0
         if csv { print("wallet,status,account,chain,index,path,address,account_xpub,error") }
-        Interrupt.install()
-        try job.run(stop: { Interrupt.requested }) { index, wallet, outcome in
-            // The id is the job file's text: shown to people with its control characters escaped (JSON escapes its own).
-            let id = TerminalText.escaped(wallet.id)
-            switch outcome {
-            case .finished(let result, let fromCheckpoint):
-                finished += 1
-                if fromCheckpoint { resumed += 1 }
-                if json {
-                    print(Record.object([("id", .string(wallet.id)), ("ok", .bool(true)), ("resumed", .bool(fromCheckpoint)),
-                                         ("result", result.record)]).json(pretty: false))
-                } else if csv {
-                    print(Self.csvRows(id, result), terminator: "")
-                } else {
-                    print(Self.summary(id, result))
+        // Ctrl-C: no further wallet starts, and the running ones stop after their current request (interrupted).
+        var stopped = false
+        try Interruption.whileRunning {
+            defer { stopped = Interruption.isRequested }
+            try job.run(stop: { Interruption.isRequested }) { index, wallet, outcome in
+                switch outcome {
+                case .finished(_, let fromCheckpoint):
+                    finished += 1
+                    if fromCheckpoint { resumed += 1 }
+                case .failed: failed += 1
+                case .interrupted: interrupted += 1
                 }
-            case .failed(let error):
-                failed += 1
                 if json {
-                    print(Record.object([("id", .string(wallet.id)), ("ok", .bool(false)),
-                                         ("error", ErrorJSON.record(for: error)["error"] ?? .null)]).json(pretty: false))
-                } else if csv {
-                    print([id, "error", "", "", "", "", "", "", TerminalText.escaped("\(error)")].map(DiscoveryResult.csvField).joined(separator: ","))
+                    print(DiscoveryJobReport.record(wallet, outcome).json(pretty: false))
                 } else {
-                    print("\(id)\tFAILED\t\(TerminalText.escaped("\(error)", keepingLineBreaks: true))")
+                    print(Self.reportText(wallet.id, outcome, csv: csv), terminator: "")
                 }
+                fflush(stdout)
+                // The id is the job file's text: shown to people with its control characters escaped (JSON escapes its own).
+                if progress { fputs("[\(index + 1)/\(count)] \(TerminalText.escaped(wallet.id)): \(Self.state(outcome))\n", stderr) }
             }
-            fflush(stdout)
-            if progress { fputs("[\(index + 1)/\(wallets.count)] \(id): \(Self.state(outcome))\n", stderr) }
         }
-        let kept = checkpoint.map { " (the checkpoint \($0) keeps the finished wallets)" } ?? ""
-        if Interrupt.requested {
-            Failure.report(Failure.message("interrupted after \(finished + failed) of \(wallets.count) wallets\(kept); rerun the same command to go on"))
+        if stopped {
+            let kept = checkpoint.map { "; the checkpoint \($0) keeps the finished ones" } ?? ""
+            Failure.report(Failure.message("interrupted: \(finished) of \(count) wallets finished, \(failed) failed, \(interrupted) stopped while running"
+                + "\(kept); rerun the same command to go on"))
             throw ExitCode(130)
         }
         if !quiet {
-            fputs("job: \(wallets.count) wallets, \(finished) finished (\(resumed) from the checkpoint), \(failed) failed\n", stderr)
+            fputs("job: \(count) wallets, \(finished) finished (\(resumed) from the checkpoint), \(failed) failed\n", stderr)
         }
         if failed > 0 { throw ExitCode(1) }
     }
 
-    private static func state(_ outcome: JobOutcome) -> String {
+    /// A wallet's entry in the text or CSV report.
+    private static func reportText(_ rawID: String, _ outcome: JobOutcome, csv: Bool) -> String {
+        let id = TerminalText.escaped(rawID)
         switch outcome {
-        case .finished(let result, let resumed): return "\(result.usedAddresses.count) used addresses\(resumed ? " (from the checkpoint)" : "")"
-        case .failed: return "failed"
+        case .finished(let result, _):
+            return csv ? csvRows(id, result) : summary(id, result) + "\n"
+        case .failed(let error):
+            let message = TerminalText.escaped("\(error)", keepingLineBreaks: !csv)
+            return csv ? csvRow([id, "error", "", "", "", "", "", "", message]) : "\(id)\tFAILED\t\(message)\n"
+        case .interrupted:
+            return csv ? csvRow([id, "interrupted", "", "", "", "", "", "", DiscoveryJobReport.interruptedMessage])
+                : "\(id)\tINTERRUPTED\t\(DiscoveryJobReport.interruptedMessage)\n"
         }
     }
+
+    private static func csvRow(_ fields: [String]) -> String {
+        fields.map(DiscoveryResult.csvField).joined(separator: ",") + "\n"
+    }
+
+    private static func state(_ outcome: JobOutcome) -> String {
+        switch outcome {
+        case .finished(let result, let resumed): return usedAddresses(result.usedAddresses.count) + (resumed ? " (from the checkpoint)" : "")
+        case .failed: return "failed"
+        case .interrupted: return "interrupted"
+        }
+    }
+
+    /// "1 used address", "3 used addresses".
+    static func usedAddresses(_ count: Int) -> String { "\(count) used address\(count == 1 ? "" : "es")" }
 
     /// One line per wallet: its accounts in use, used addresses and the last used indexes.
     static func summary(_ id: String, _ result: DiscoveryResult) -> String {
@@ -125,7 +133,7 @@ extension Discover {
             "\(account.account.map { "account \($0)" } ?? "wallet"): receive \(account.lastUsedReceiveIndex.map(String.init) ?? "-"), "
                 + "change \(account.lastUsedChangeIndex.map(String.init) ?? "-")"
         }
-        return "\(id)\tok\t\(result.usedAddresses.count) used addresses\t" + (accounts.isEmpty ? "unused" : accounts.joined(separator: "; "))
+        return "\(id)\tok\t\(usedAddresses(result.usedAddresses.count))\t" + (accounts.isEmpty ? "unused" : accounts.joined(separator: "; "))
     }
 
     /// The wallet's CSV rows: one per used address, or one without an address when it has none.

@@ -1,4 +1,5 @@
 import KeyhostBindings
+import KeyhostServices
 import LuaRuntime
 
 #if canImport(Glibc)
@@ -11,6 +12,8 @@ enum Host {
         let state = try LuaState(profile: profile)
         guard profile == .full else { return state }
         KeyhostModules.install(in: state, cardReaders: [PCSCReaders()])
+        // The binding benchmark's module (scripts/bench sets the variable); no other state carries it.
+        if getenv("KEYHOST_BENCH") != nil { state.registerBenchmarkModule() }
         if let extra = getenv("KEYHOST_PATH").map({ String(cString: $0) }) {
             for directory in extra.split(separator: ":") where !directory.isEmpty {
                 try state.addSearchRoot(String(directory))
@@ -23,38 +26,5 @@ enum Host {
     }
 }
 
-/// Finds the Lua modules shipped in stdlib/ wherever keyhost runs from.
-enum Stdlib {
-    static let directory: String? = locate()
-
-    private static func locate() -> String? {
-        var candidates: [String] = []
-        if let override = getenv("KEYHOST_STDLIB") { candidates.append(String(cString: override)) }
-        if let executable = executablePath() {
-            var dir = parent(executable)
-            // Installed: PREFIX/bin/keyhost with PREFIX/share/keyhost/stdlib.
-            candidates.append(parent(dir) + "/share/keyhost/stdlib")
-            // From a checkout: .build/<config>/keyhost, stdlib at the repository root.
-            for _ in 0..<5 {
-                candidates.append(dir + "/stdlib")
-                dir = parent(dir)
-            }
-        }
-        // The sources this binary was built from, when it was copied elsewhere.
-        candidates.append(parent(parent(parent(#filePath))) + "/stdlib")
-        return candidates.first { SourceFile.exists($0 + "/keyhost/inspect.lua") }
-    }
-
-    private static func parent(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    private static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        buffer[n] = 0
-        return String(cString: buffer)
-    }
-}
+/// The Lua modules shipped in stdlib/, found by the services (token programs by name use it too).
+typealias Stdlib = KeyhostStdlib

@@ -28,8 +28,15 @@ import Testing
     }
 
     @Test func nativeModulesComeFromPreload() throws {
-        let run = try Keyhost.run(["eval", "return require('keyhost').version == require('keyhost').version, type(package.preload['keyhost.bench'])"])
+        let run = try Keyhost.run(["eval", "return require('keyhost').version == require('keyhost').version, type(package.preload['keyhost.hd'])"])
         #expect(run.stdout == "true\t\"function\"\n")
+    }
+
+    /// The binding benchmark's module is registered for scripts/bench only (KEYHOST_BENCH), not in every state.
+    @Test func theBenchmarkModuleIsOnlyThereForTheBenchmark() throws {
+        let probe = ["eval", "return type(package.preload['keyhost.bench'])"]
+        #expect(try Keyhost.run(probe).stdout == "\"nil\"\n")
+        #expect(try Keyhost.run(probe, environment: ["KEYHOST_BENCH": "1"]).stdout == "\"function\"\n")
     }
 
     @Test func installedPrefixFindsItsOwnStdlib() throws {

@@ -45,7 +45,7 @@ import Testing
         ("error(setmetatable({}, {__tostring = function() return 'described' end}))", "keyhost: described\n"),
         ("error({})", "keyhost: (error object is a table value)\nstack traceback:"),
         ("local x = <", "keyhost: e.lua:1: unexpected symbol near '<'\n"),
-        ("require('keyhost.bench').add(nil, 1)", "keyhost: e.lua:1: bad argument #1 to 'add' (number expected, got nil)\nstack traceback:"),
+        ("require('keyhost.hash').sha256(nil)", "keyhost: e.lua:1: bad argument #1 to 'sha256' (string expected, got nil)\nstack traceback:"),
         ("require('no.such.module')", "keyhost: e.lua:1: module 'no.such.module' not found:"),
     ])
     func errorReports(code: String, expected: String) throws {

@@ -143,11 +143,14 @@ struct RenderingTests {
                                    usage: IndexFileUsageSource(addresses: used, name: "idx"), options: DiscoveryOptions(receiveGapLimit: 3, changeGapLimit: 3)).run()
     }
 
+    /// The Codable form a job checkpoint keeps finished wallets' results in.
     @Test("JSON round-trips with stable field names")
     func json() throws {
         let result = try result()
-        let text = try result.json()
-        #expect(try DiscoveryResult.fromJSON(text) == result)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let text = String(decoding: try encoder.encode(result), as: UTF8.self)
+        #expect(try JSONDecoder().decode(DiscoveryResult.self, from: Data(text.utf8)) == result)
         for key in ["\"usedAddresses\"", "\"extendedPublicKey\"", "\"lastUsedChangeIndex\" : 2", "\"path\" : \"m/84'/0'/0'/1/2\"", "\"accountsUsed\" : 1"] {
             #expect(text.contains(key), "\(key)")
         }

@@ -93,7 +93,7 @@ import Testing
             local again = ledger:deposit { "\(chain)" }
             local stats = ledger:stats()
             local ok, err = pcall(ledger.deposit, ledger, { "\(chain)", "\(foreign)" })
-            print(first[1].result, again[1].result, stats.tokens, stats.totals["EUR-cent"], ok, err.kind, err.index)
+            print(first[1].result, again[1].result, stats.tokens, stats.units[1].total, ok, err.kind, err.index)
             local down = pcall(function() return token.ledger.open("http://127.0.0.1:1"):stats() end)
             local _, unavailable = pcall(function() return token.ledger.open("http://127.0.0.1:1"):stats() end)
             print(down, unavailable.kind)

@@ -62,7 +62,7 @@ import KeyhostTestSupport
             local row = ledger:deposit("\(other.armored)")[1]
             print("double", row.result, hex.encode(row.key), row.proof:sub(1, 9), hex.encode(row.token_id))
             local s = ledger:stats()
-            print("stats", s.tokens, s.double_spends, s.totals["EUR-cent"], s.tokens_by_unit["EUR-cent"])
+            print("stats", s.tokens, s.double_spends, s.units[1].total, s.units[1].tokens)
             local ok, err = pcall(ledger.deposit, ledger, { "\(first.armored)", "\(undeposited.armored)" })
             print("refused", ok, err.kind, tostring(err):find("chain 1: ", 1, true) ~= nil)
             ledger:close()

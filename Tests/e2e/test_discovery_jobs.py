@@ -14,6 +14,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -276,3 +277,83 @@ def test_an_esplora_job_keeps_to_parallel_connections(keyhost_bin, job, tmp_path
         assert server.stats()["connections"] <= 2
     finally:
         server.stop()
+
+
+class HoldingElectrumServer(ElectrumTestServer):
+    """Answers every request, except that the first batch asking about one of `held` script hashes waits until the
+    test calls release(): a wallet is then surely in the middle of its scan, whatever the machine's speed."""
+
+    def __init__(self, histories, held):
+        super().__init__(histories)
+        self.held = held
+        self.holding = threading.Event()
+        self.released = threading.Event()
+
+    def _respond(self, call):
+        if call.get("method") == "blockchain.scripthash.get_history" and (call.get("params") or [""])[0] in self.held:
+            if not self.holding.is_set():
+                self.holding.set()
+                self.released.wait()
+        return super()._respond(call)
+
+    def release(self):
+        self.released.set()
+
+
+@pytest.mark.parametrize("form", ["--json", "--text", "--csv"])
+def test_ctrl_c_reports_a_running_wallet_as_interrupted_not_failed(keyhost_bin, job, tmp_path, form):
+    lines, histories, expected, hashes = job
+    job_file, checkpoint = tmp_path / "wallets.jsonl", tmp_path / "job.ckpt"
+    job_file.write_text("\n".join(lines[:3]) + "\n")
+    server = HoldingElectrumServer(histories, hashes["w001"])
+    server.start()
+    try:
+        command = [keyhost_bin, "discover", "--jobs", str(job_file), "--source", f"electrum:tcp://127.0.0.1:{server.port}",
+                   "--gap-limit", str(GAP), "--wallets-at-once", "1", "--checkpoint", str(checkpoint)]
+        if form != "--text":
+            command.append(form)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+        try:
+            # w000 has finished and w001 waits for its first answer: a state, not a clock.
+            assert server.holding.wait(timeout=300), "w001 never asked"
+            process.send_signal(signal.SIGINT)
+            # The answer goes out only once the signal was taken, so the wallet surely sees Ctrl-C at its next step.
+            wait_for_signal_seen(process.pid)
+            server.release()
+            out, err = process.communicate(timeout=300)
+        finally:
+            process.kill()
+    finally:
+        server.release()
+        server.stop()
+    assert process.returncode == 130, err
+    assert "failed" not in out.lower() and "FAILED" not in out, out
+    assert "interrupted" in err and "1 stopped while running" in err, err
+    if form == "--json":
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [row["id"] for row in rows] == ["w000", "w001"]  # w002 never started
+        assert rows[0]["ok"] and used_of(rows[0]["result"]) == expected["w000"]
+        assert rows[1]["ok"] is False and rows[1]["error"]["kind"] == "interrupted", rows[1]
+        assert "source" not in rows[1]["error"]["message"] and "electrum" not in rows[1]["error"]["message"]
+    elif form == "--csv":
+        assert [line.split(",")[:2] for line in out.splitlines()[1:] if line.startswith("w001")] == [["w001", "interrupted"]]
+        assert not any(line.startswith("w002") for line in out.splitlines())
+    else:
+        assert [line.split("\t")[:2] for line in out.splitlines()] == [["w000", "ok"], ["w001", "INTERRUPTED"]]
+    # The checkpoint keeps w000 only: a rerun scans w001 and w002.
+    assert [entry["id"] for entry in json.loads(checkpoint.read_text())["wallets"]] == ["w000"]
+
+
+def wait_for_signal_seen(pid):
+    """Until the kernel no longer shows SIGINT pending for the process: it went to the handler (or ended it)."""
+    status = pathlib.Path(f"/proc/{pid}/status")
+    deadline = time.monotonic() + 300  # against a hang only: the kernel delivers at once to a thread that can take it
+    while time.monotonic() < deadline:
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except FileNotFoundError:
+            return
+        if not (int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)) & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("SIGINT stayed pending")

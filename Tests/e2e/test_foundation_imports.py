@@ -18,7 +18,7 @@ SOURCES = pathlib.Path(__file__).resolve().parents[2] / "Sources"
 # Not linked into keyhost: benchmarks, and keyhost-ledger with the ledger's HTTP service and PostgreSQL store
 # (a program of its own, which keyhost execs or runs as a child).
 NOT_IN_KEYHOST = {"keyhost-bench", "keyhost-token-bench", "keyhost-ledger-bench", "keyhost-ledger", "KeyhostLedgerServer",
-                  "KeyhostLedgerPostgres"}
+                  "KeyhostLedgerPostgres", "KeyhostLedgerDeadline"}
 
 IMPORT = re.compile(r"^\s*(@\w+\s+)*((public|package|internal|fileprivate|private)\s+)?import\s+"
                     r"((typealias|struct|class|enum|protocol|let|var|func)\s+)?Foundation(Networking|XML)?(\.\S+)?\s*(//.*)?$")

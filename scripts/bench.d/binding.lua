@@ -1,5 +1,5 @@
 -- Cost of one call to a keyhost binding vs a plain C function in the same Lua state.
--- Run as: keyhost run binding.lua [calls] [repetitions]
+-- Run as: KEYHOST_BENCH=1 keyhost run binding.lua [calls] [repetitions] (the variable registers keyhost.bench)
 -- Prints "swift_ns=<median> c_ns=<median>": ns per call net of an empty loop, median over repetitions.
 local bench = require "keyhost.bench"
 local add, c_add = bench.add, bench.c_add

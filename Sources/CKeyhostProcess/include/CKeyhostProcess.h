@@ -50,6 +50,18 @@ void khp_cancel_request(void);
 int khp_cancel_pending(void);
 void khp_cancel_clear(void);
 
+// The one SIGINT handler (Interrupt.c): from khp_interrupt_begin to khp_interrupt_end, Ctrl-C sets the
+// cancel request above and calls `notify(context)` (NULL for none; it runs in the signal handler, so it
+// may only do async-signal-safe work). Flags: KHP_INTERRUPT_SECOND_EXITS, a second Ctrl-C before the
+// request was cleared ends the process with status 130; KHP_INTERRUPT_RESTART, system calls the signal
+// lands in are restarted (SA_RESTART) rather than failing with EINTR. Begin and end clear the request;
+// calls do not nest.
+#define KHP_INTERRUPT_SECOND_EXITS 1
+#define KHP_INTERRUPT_RESTART 2
+typedef void (*khp_interrupt_notify)(void *context);
+void khp_interrupt_begin(int flags, khp_interrupt_notify notify, void *context);
+void khp_interrupt_end(void);
+
 // Every child keyhost starts gets descriptors 0-2 only: adds "close every descriptor from 3 up" to
 // `actions`, after the dup2s that set up 0-2 (glibc 2.34's posix_spawn_file_actions_addclosefrom_np).
 // A descriptor opened without O_CLOEXEC (by a Lua script, a library, or inherited from the shell)

@@ -1,6 +1,7 @@
 import KeyhostCrypto
 import KeyhostHTTP
 import KeyhostLedger
+import KeyhostRecord
 import KeyhostServices
 import KeyhostTokens
 import LuaRuntime
@@ -84,14 +85,7 @@ final class TokenLedgerObject: LuaObject {
         "stats": { object, ctx in
             let ledger = try object.live()
             let stats = try tokenCall { try ledger.stats() }
-            var totals = LuaTable()
-            for (unit, total) in stats.totals { totals[unit] = .text(total) }
-            var counts = LuaTable()
-            for (unit, count) in stats.tokensByUnit { counts[unit] = .integer(Int64(count)) }
-            return try ctx.return(.table(LuaTable([
-                "tokens": .integer(Int64(stats.tokens)), "double_spends": .integer(Int64(stats.doubleSpends)),
-                "totals": .table(totals), "tokens_by_unit": .table(counts),
-            ])))
+            return try ctx.return(LuaValue(record: Record(ledgerStats: stats)))
         },
         "location": { object, ctx in
             ctx.push(object.location)

@@ -93,7 +93,11 @@ enum TokenModule {
             guard let value else { throw LuaArgumentError(1, "option '\(key)' is required") }
             return value
         }
-        var code = try required("program", try opts.bytes("program"))
+        // A stdlib module by name (`program = "keyhost.cash"`), as `keyhost token issue --program` takes it.
+        var code: [UInt8]
+        do { code = try TokenProgramSource.program(text: try required("program", try opts.bytes("program"))) } catch let error as TokenProgramSourceError {
+            throw LuaArgumentError(1, "option 'program': \(error)")
+        }
         let value = try required("value", try opts.integer("value"))
         guard value >= 0 else { throw LuaArgumentError(1, "option 'value' must be ≥ 0 (an amount in the unit's smallest denomination), got \(value)") }
         let unit = try required("unit", try opts.string("unit"))

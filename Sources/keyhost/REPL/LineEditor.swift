@@ -76,29 +76,24 @@ final class LineEditor {
     // libedit's callbacks are plain C function pointers: their state lives here.
     private static var completer: ((String) -> [String])?
     private static var promptBuffer: UnsafeMutablePointer<wchar_t> = wideCopy("> ")
-    private static var interruptedAtPrompt: sig_atomic_t = 0
 
     func readLine(prompt: String) -> Input {
         LineEditor.promptBuffer.deallocate()
         LineEditor.promptBuffer = LineEditor.wideCopy(prompt)
-        LineEditor.interruptedAtPrompt = 0
-        var action = sigaction()
-        var previous = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in LineEditor.interruptedAtPrompt = 1 }
-        sigemptyset(&action.sa_mask)
-        sigaction(SIGINT, &action, &previous)
-        defer { sigaction(SIGINT, &previous, nil) }
-        // The terminal goes into libedit's mode before the prompt is drawn: el_wgets draws it first, and
-        // a Ctrl-D typed between the prompt and the mode switch was lost with the cooked line it ended.
-        _ = kh_el_prep_term(editor, 1)
-        var count: Int32 = 0
-        guard let raw = el_wgets(editor, &count), count > 0 else {
-            return LineEditor.interruptedAtPrompt != 0 ? .interrupted : .endOfInput
+        // Ctrl-C at the prompt drops the line (keyhost's one SIGINT handler, which never ends the REPL here).
+        return Interruption.whileRunning(atPrompt: true) { () -> Input in
+            // The terminal goes into libedit's mode before the prompt is drawn: el_wgets draws it first, and
+            // a Ctrl-D typed between the prompt and the mode switch was lost with the cooked line it ended.
+            _ = kh_el_prep_term(editor, 1)
+            var count: Int32 = 0
+            guard let raw = el_wgets(editor, &count), count > 0 else {
+                return Interruption.isRequested ? .interrupted : .endOfInput
+            }
+            if Interruption.isRequested { return .interrupted }
+            var line = LineEditor.string(raw, count: Int(count))
+            if line.hasSuffix("\n") { line.removeLast() }
+            return .line(line)
         }
-        if LineEditor.interruptedAtPrompt != 0 { return .interrupted }
-        var line = LineEditor.string(raw, count: Int(count))
-        if line.hasSuffix("\n") { line.removeLast() }
-        return .line(line)
     }
 
     /// Adds a whole statement to the history and saves it, unless it may hold a secret.

@@ -164,14 +164,12 @@ struct TokenIssue: ParsableCommand {
     }
 
     /// The program's source: the file at `given`, else, when `given` is a module name with no such file
-    /// (`keyhost.cash`), that module of the stdlib keyhost runs with, wherever it is installed.
+    /// (`keyhost.cash`), that module of the stdlib keyhost runs with (the resolver Lua's `token.issue` uses too).
     static func programSource(_ given: String) throws -> [UInt8] {
-        if LuaName.isModule(given), !SourceFile.exists(given) {
-            let relative = given.split(separator: ".").joined(separator: "/") + ".lua"
-            guard let stdlib = Stdlib.directory, SourceFile.exists(stdlib + "/" + relative) else {
-                throw Failure.kind("not_found", "--program \(given): no such file, and no module \(given) in keyhost's stdlib\(Stdlib.directory.map { " (\($0))" } ?? ""); give a file or a module such as keyhost.cash")
+        if TokenProgramSource.isModuleName(given), !SourceFile.exists(given) {
+            do { return try TokenProgramSource.stdlibModule(given) } catch let error as TokenProgramSourceError {
+                throw Failure.kind("not_found", "--program \(given): no such file, and \(error)")
             }
-            do { return try SourceFile.read(stdlib + "/" + relative) } catch { throw Failure.kind("io", "cannot read \(error)") }
         }
         do { return try SourceFile.read(given) } catch { throw Failure.kind("io", "cannot read \(error)") }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeyhostPlayer
+import KeyhostServices
 
 /// `keyhost token _worker`: the process a wallet starts for each token run (not for people).
 struct TokenWorkerCommand: ParsableCommand {

@@ -75,7 +75,7 @@ struct TokenLedgerStats: ParsableCommand {
             default:
                 throw Failure.kind("invalid_argument", "give one of --db sqlite:FILE|postgres://… or --ledger http://HOST:PORT")
             }
-            if json { print(LedgerJSON.stats(stats).json()); return }
+            if json { print(Record(ledgerStats: stats).json()); return }
             print("tokens deposited: \(stats.tokens)")
             print("double spends seen: \(stats.doubleSpends)")
             for unit in stats.totals.keys.sorted() {

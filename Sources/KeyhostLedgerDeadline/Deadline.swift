@@ -1,3 +1,6 @@
+import KeyhostLedger
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// `body`, or `error` once `limit` has passed (body is then cancelled). PostgresNIO's pool waits
@@ -10,8 +13,13 @@ public func withDeadline<T: Sendable>(_ limit: Duration, error: LedgerError, _ b
 /// when `body` ignores cancellation (a PostgresNIO query waits for the server however long it is
 /// silent): `body` is cancelled and left to end on its own, so `late` must make it end, and make
 /// sure it changes nothing from then on (the PostgreSQL store closes its connection there).
+///
+/// The limit is a task scheduled on an event loop of NIO's shared group (`loop`), the one the HTTP
+/// service and PostgresNIO already run on: no timer thread of keyhost's own. Only keyhost-ledger
+/// links this module; keyhost itself has no such deadlines.
 public func withDeadline<T: Sendable>(
-    _ limit: Duration, late: @escaping @Sendable () -> Error, _ body: @escaping @Sendable () async throws -> T
+    _ limit: Duration, on loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
+    late: @escaping @Sendable () -> Error, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withCheckedThrowingContinuation { continuation in
@@ -21,7 +29,10 @@ public func withDeadline<T: Sendable>(
             do { result = .success(try await body()) } catch { result = .failure(error) }
             race.finish(result)
         }
-        race.timer(DeadlineTimers.shared.schedule(after: limit) {
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let delay: TimeAmount = nanoseconds.overflow ? .hours(24 * 365) : .nanoseconds(nanoseconds.partialValue + attoseconds / 1_000_000_000)
+        race.timer(loop.scheduleTask(in: delay) {
             if race.expire(late) { work.cancel() }
         })
     }
@@ -31,30 +42,30 @@ public func withDeadline<T: Sendable>(
 private final class DeadlineRace<T: Sendable>: Sendable {
     private struct Fields {
         var continuation: CheckedContinuation<T, Error>?
-        var timer: DeadlineTimers.Timer?
+        var timer: Scheduled<Void>?
         var done = false
     }
     private let fields = Mutex(Fields())
 
     func start(_ continuation: CheckedContinuation<T, Error>) { fields.withLock { $0.continuation = continuation } }
 
-    func timer(_ timer: DeadlineTimers.Timer) {
+    func timer(_ timer: Scheduled<Void>) {
         let cancel = fields.withLock { fields -> Bool in
             if fields.done { return true }
             fields.timer = timer
             return false
         }
-        if cancel { DeadlineTimers.shared.cancel(timer) }
+        if cancel { timer.cancel() }
     }
 
     func finish(_ result: Result<T, Error>) {
-        let (continuation, timer) = fields.withLock { fields -> (CheckedContinuation<T, Error>?, DeadlineTimers.Timer?) in
+        let (continuation, timer) = fields.withLock { fields -> (CheckedContinuation<T, Error>?, Scheduled<Void>?) in
             if fields.done { return (nil, nil) }
             fields.done = true
             defer { fields.continuation = nil; fields.timer = nil }
             return (fields.continuation, fields.timer)
         }
-        if let timer { DeadlineTimers.shared.cancel(timer) }
+        timer?.cancel()
         continuation?.resume(with: result)
     }
 
