@@ -240,7 +240,7 @@ enum DiscoveryModule {
             let chainID = try opts.integer("chain_id").map { Int(clamping: $0) }
             return try DiscoverySetup.usageSource(spec, coin: scheme.coin, http: http, electrum: try electrumOptions(opts),
                                                   etherscanKeyVariable: try opts.string("api_key_env") ?? DiscoverySetup.defaultEtherscanKeyVariable,
-                                                  chainID: chainID)
+                                                  chainID: chainID, spell: { "option '\($0)'" })
         case .table(let table):
             var list = [String]()
             for value in table.array { if let text = value.stringValue { list.append(text) } }

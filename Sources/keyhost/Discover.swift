@@ -363,7 +363,8 @@ struct Discover: ParsableCommand {
             usage = try LuaUsageFunction.source(script: String(source.dropFirst(4)))
         } else {
             usage = try DiscoverySetup.usageSource(source, coin: scheme.coin, http: http, electrum: electrumOptions,
-                                                   etherscanKeyVariable: etherscanKeyEnv)
+                                                   etherscanKeyVariable: etherscanKeyEnv,
+                                                   spell: { "--" + $0.replacing("_", with: "-") })
         }
 
         let engine = try wallet.map { try DiscoveryEngine(descriptors: $0, usage: usage, options: options) }

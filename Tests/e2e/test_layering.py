@@ -144,3 +144,45 @@ def test_the_layout_scan_reads_the_table():
         "| `Sources/After` | not in the table |",
     ])
     assert layout_table_names(sample) == {"CLua", "CSecp256k1", "keyhost"}
+
+
+# The files of KeyhostServices that may word things for a front end: the card's wording for each front end (hints,
+# secret sources, defaults) and the variables the services read on their own. Anything else in the services is
+# shared by both front ends, so it must not name a command, an option or a variable of one of them.
+SERVICES_WORDING = {"Card/CardFrontEnd.swift", "EnvironmentNames.swift"}
+STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+CLI_WORDS = re.compile(r"keyhost [a-z]|(?<![\w-])--[a-z]|KEYHOST_[A-Z]")
+
+
+def front_end_words(swift_text):
+    """The string literals of a Swift file (comments left out) that name a keyhost command, option or variable."""
+    found = []
+    for line in swift_text.splitlines():
+        code = line.split("//", 1)[0] if line.lstrip().startswith("//") else line
+        for literal in STRING_LITERAL.findall(code):
+            if CLI_WORDS.search(literal):
+                found.append(literal)
+    return found
+
+
+def test_the_services_word_nothing_for_one_front_end():
+    offenders = []
+    for path in sorted((SOURCES / SERVICES).rglob("*.swift")):
+        relative = path.relative_to(SOURCES / SERVICES).as_posix()
+        if relative in SERVICES_WORDING:
+            continue
+        offenders += [f"{relative}: {literal}" for literal in front_end_words(path.read_text())]
+    assert offenders == [], ("KeyhostServices is shared by Lua and the command line; put front-end wording in "
+                             + " or ".join(sorted(SERVICES_WORDING)) + " (or pass it in): " + "; ".join(offenders))
+    assert all((SOURCES / SERVICES / name).is_file() for name in SERVICES_WORDING)
+
+
+def test_the_wording_scan_reads_literals_not_comments():
+    sample = "\n".join([
+        '/// Run `keyhost card init --reader virtual` first.',
+        'let a = "set KEYHOST_PIN"  // keyhost card init',
+        'let b = "the card; use --card-state FILE"',
+        'let c = "keyhost \\(version)"',
+        'let d = "m/84\'/0\'/0\' - a path -- not an option"',
+    ])
+    assert front_end_words(sample) == ['"set KEYHOST_PIN"', '"the card; use --card-state FILE"']

@@ -112,17 +112,24 @@ public enum DiscoverySetup {
         }
     }
 
+    /// A server certificate or fingerprint pinned for a source that is not Electrum is a mistake, not a no-op.
+    /// `spell` names an option as the caller's user wrote it (`electrum_cert` → `--electrum-cert`, `option 'electrum_cert'`).
+    public static func checkElectrumPins(kind: String, _ electrum: ElectrumOptions, spell: (String) -> String) throws {
+        guard kind != "electrum" else { return }
+        if let pin = electrum.certificateFile.map({ _ in spell("electrum_cert") }) ?? electrum.fingerprint.map({ _ in spell("electrum_fingerprint") }) {
+            throw DiscoverySetupError("\(pin) goes with an Electrum source, electrum:ssl://HOST:PORT, not \(kind)")
+        }
+    }
+
     /// The usage source a string names: `index:FILE`, `esplora:URL`, `electrum:tcp://HOST:PORT`,
     /// `electrum:ssl://HOST:PORT`, `eth-rpc:URL`, `etherscan` or `etherscan:URL`.
     public static func usageSource(_ spec: String, coin: Coin, http: HTTPOptions = HTTPOptions(),
                                    electrum: ElectrumOptions = ElectrumOptions(clientName: electrumClientName),
                                    etherscanKeyVariable: String = defaultEtherscanKeyVariable, chainID: Int? = nil,
-                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UsageSource {
+                                   environment: [String: String] = ProcessInfo.processInfo.environment,
+                                   spell: (String) -> String = { $0 }) throws -> UsageSource {
         let (kind, rest) = try splitSource(spec)
-        if kind != "electrum", let pin = electrum.certificateFile.map({ _ in "--electrum-cert (electrum_cert)" })
-            ?? electrum.fingerprint.map({ _ in "--electrum-fingerprint (electrum_fingerprint)" }) {
-            throw DiscoverySetupError("\(pin) goes with an Electrum source, electrum:ssl://HOST:PORT, not \(kind)")
-        }
+        try checkElectrumPins(kind: kind, electrum, spell: spell)
         switch kind {
         case "index":
             return try IndexFileUsageSource(path: rest!, coin: coin)

@@ -103,7 +103,7 @@ public final class HTTPTokenLedger: TokenLedgerConnection {
             throw LedgerError(kind: "unavailable", message: "ledger \(target): \(error); is the ledger running?")
         }
         guard let object = try? JSONValue.parse([UInt8](answer.body), maxBytes: 256 << 20) else {
-            throw LedgerError(kind: "protocol", message: "ledger \(target): the answer is not JSON (HTTP \(answer.status)); is this a keyhost ledger?")
+            throw LedgerError(kind: "protocol", message: "ledger \(target): the answer is not JSON (HTTP \(answer.status)); is it keyhost's ledger service?")
         }
         return (answer.status, object)
     }

@@ -8,7 +8,7 @@ public enum KeyhostStdlib {
 
     private static func locate() -> String? {
         var candidates: [String] = []
-        if let override = getenv("KEYHOST_STDLIB") { candidates.append(String(cString: override)) }
+        if let override = getenv(EnvironmentNames.stdlib) { candidates.append(String(cString: override)) }
         if let executable = executablePath() {
             var dir = parent(executable)
             // Installed: PREFIX/bin/keyhost with PREFIX/share/keyhost/stdlib.
