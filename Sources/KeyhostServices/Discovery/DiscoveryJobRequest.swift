@@ -40,11 +40,11 @@ public struct DiscoveryJobRequest {
         if source.lowercased().hasPrefix("lua:") {
             throw DiscoverySetupError("\(spell("source")): a lua: source cannot serve a job's wallets at once; use index:, esplora:, electrum:, eth-rpc: or etherscan")
         }
-        let kind: String
-        do { kind = try DiscoverySetup.splitSource(source).kind } catch let error as DiscoverySetupError {
+        let sourceKind: String
+        do { sourceKind = try DiscoverySetup.splitSource(source).kind } catch let error as DiscoverySetupError {
             throw DiscoverySetupError("\(spell("source")): \(error.description)")
         }
-        try DiscoverySetup.checkElectrumPins(kind: kind, electrum, spell: spell)
+        try DiscoverySetup.checkElectrumPins(kind: sourceKind, electrum, spell: spell)
         func positive(_ value: Int?, _ key: String, default fallback: Int, what: String) throws -> Int {
             guard let value else { return fallback }
             guard value >= 1 else { throw DiscoverySetupError("\(spell(key)) must be at least 1, got \(value): it is \(what)") }
