@@ -26,7 +26,10 @@ import Testing
             (error as? LedgerError)?.kind == "timeout"
         }
         released.add("go")
-        #expect(try await withDeadline(.seconds(60), error: LedgerError(kind: "timeout", message: "late")) { 2 } == 2)
+        // On a test loop whose clock stands still, so a starved machine cannot make this deadline fire.
+        let loop = NIOAsyncTestingEventLoop()
+        #expect(try await withDeadline(.seconds(60), on: loop, late: { LedgerError(kind: "timeout", message: "late") }) { 2 } == 2)
+        try await loop.shutdownGracefully()
     }
 
     /// A body that ends first gets its answer, and its deadline never fires: `late` is not called even
@@ -42,9 +45,15 @@ import Testing
     }
 
     /// An error from the body is the caller's error, not the late one.
+    /// The loop's clock stands still, so only the body can end the call (a loaded machine once let a 60 s
+    /// deadline on a real loop pass before the body's task was first run).
     @Test func theBodysErrorComesThrough() async throws {
-        await #expect { _ = try await withDeadline(.seconds(60), error: LedgerError(kind: "timeout", message: "late")) { () -> Int in
-            throw LedgerError(kind: "store", message: "own")
-        } } throws: { ($0 as? LedgerError)?.kind == "store" }
+        let loop = NIOAsyncTestingEventLoop()
+        await #expect {
+            _ = try await withDeadline(.seconds(60), on: loop, late: { LedgerError(kind: "timeout", message: "late") }) { () -> Int in
+                throw LedgerError(kind: "store", message: "own")
+            }
+        } throws: { ($0 as? LedgerError)?.kind == "store" }
+        try await loop.shutdownGracefully()
     }
 }
