@@ -173,7 +173,9 @@ let package = Package(
         ]),
         .testTarget(name: "KeyhostCardTests", dependencies: ["KeyhostCard", "KeyhostCrypto"]),
         .testTarget(name: "KeyhostBindingsTests", dependencies: ["KeyhostBindings", "KeyhostServices", "KeyhostRecord", "KeyhostCard", "KeyhostCrypto", "LuaRuntime"]),
-        .testTarget(name: "KeyhostServicesTests", dependencies: ["KeyhostServices", "KeyhostRecord", "KeyhostCard", "KeyhostCrypto"]),
+        .testTarget(name: "KeyhostServicesTests", dependencies: [
+            "KeyhostServices", "KeyhostRecord", "KeyhostCard", "KeyhostCrypto", "KeyhostDiscovery", "KeyhostLedger", "KeyhostFiles",
+        ]),
         .testTarget(name: "KeyhostPCSCTests", dependencies: ["KeyhostPCSC", "KeyhostCard"]),
         .testTarget(name: "KeyhostTokensTests", dependencies: ["KeyhostTokens", "KeyhostCrypto", "KeyhostTestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "KeyhostPlayerTests", dependencies: ["KeyhostPlayer", "KeyhostTokens", "KeyhostCrypto", "LuaRuntime"]),
