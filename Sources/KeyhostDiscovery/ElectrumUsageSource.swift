@@ -15,7 +15,7 @@ import KeyhostRecord
 /// connection from then on; so does one that twice in a row closes the connection on a batch before answering
 /// (Blockstream's electrs closes on any JSON array). A broken connection is reopened and the request sent again,
 /// with the same retries and backoff as the HTTP sources.
-public final class ElectrumUsageSource: UsageSource {
+public final class ElectrumUsageSource: UsageSource, Sendable {
     public let server: ElectrumServer
     public let coin: Coin
     private let http: HTTPOptions

@@ -9,7 +9,7 @@ import KeyhostRecord
 /// Usage from an Esplora REST API (Blockstream's and mempool.space's explorers, or your own electrs/esplora):
 /// `GET {base}/address/{address}` is used iff `chain_stats.tx_count + mempool_stats.tx_count > 0`.
 /// Counting the mempool matters: an address just handed out and paid is used even before it confirms.
-public final class EsploraUsageSource: UsageSource {
+public final class EsploraUsageSource: UsageSource, Sendable {
     public let baseURL: URL
     private let client: HTTPClient
 

@@ -12,7 +12,7 @@ import KeyhostRecord
 /// The nonce catches addresses that sent; the balance catches addresses that only received (a receive does not
 /// raise the nonce). An address that received and then had everything swept by a contract is missed by both,
 /// as by any node-only check; an indexer source (Etherscan) sees it.
-public final class EthereumRPCUsageSource: UsageSource {
+public final class EthereumRPCUsageSource: UsageSource, Sendable {
     public let url: URL
     /// Addresses per HTTP request (each address is two calls in the batch).
     public let addressesPerRequest: Int

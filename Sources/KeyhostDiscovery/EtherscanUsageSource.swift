@@ -11,7 +11,7 @@ import Foundation
 /// Used iff the address has at least one normal transaction. "No transactions found" is unused; NOTOK with a
 /// rate-limit message is retried with backoff; any other NOTOK (a bad key, a bad address) is an error.
 /// The API key comes from an environment variable so it never lands in shell history, and never in messages.
-public final class EtherscanUsageSource: UsageSource {
+public final class EtherscanUsageSource: UsageSource, Sendable {
     public let baseURL: URL
     private let apiKey: String
     private let chainID: String?

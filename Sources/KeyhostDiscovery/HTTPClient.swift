@@ -85,11 +85,10 @@ struct RetryableFailure: Error, CustomStringConvertible {
 
 /// Blocking HTTP over `HTTPTransport` (sockets, OpenSSL for https) with bounded parallelism, timeouts and retries with exponential backoff that
 /// honour Retry-After. Blocking, because the engine (and the Lua layer above it) is synchronous.
-final class HTTPClient {
+final class HTTPClient: Sendable {
     let options: HTTPOptions
     /// The TLS configuration, made on the first https request (loading the trust store costs a few ms).
-    private var tlsContext: TLSContext?
-    private let tlsLock = Mutex(())
+    private let tlsContext = Mutex<TLSContext?>(nil)
     /// Connections kept between requests, at most one per request in flight.
     let pool: HTTPConnectionPool?
     /// Requests in flight over everyone using this client (a job's wallets share one), so that connections too
@@ -104,7 +103,7 @@ final class HTTPClient {
     }
 
     private func tls() throws -> TLSContext {
-        try tlsLock.withLock { _ in
+        try tlsContext.withLock { tlsContext in
             if let tlsContext { return tlsContext }
             let context = try TLSContext(caFile: options.caFile)
             tlsContext = context
@@ -144,7 +143,7 @@ final class HTTPClient {
     }
 
     /// `body` over `items`, at most `maxConcurrentRequests` at a time, results in order (see `parallelMap`).
-    func map<T, R>(_ items: [T], _ body: @escaping (T) throws -> R) throws -> [R] {
+    func map<T: Sendable, R: Sendable>(_ items: [T], _ body: @escaping @Sendable (T) throws -> R) throws -> [R] {
         try parallelMap(items, width: options.maxConcurrentRequests, body)
     }
 

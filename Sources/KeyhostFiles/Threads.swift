@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,11 +8,11 @@ import Glibc
 /// started once, joined once, by the thread that holds it.
 public final class WorkerThread: @unchecked Sendable {
     private var thread: pthread_t?
-    private var body: (() -> Void)?
+    private var body: (@Sendable () -> Void)?
     /// Whether the body runs on the caller's thread when no thread can be had (never for a loop that waits to be stopped).
     private let inlineIfNoThread: Bool
 
-    fileprivate init(inlineIfNoThread: Bool = true, _ body: @escaping () -> Void) {
+    fileprivate init(inlineIfNoThread: Bool = true, _ body: @escaping @Sendable () -> Void) {
         self.inlineIfNoThread = inlineIfNoThread
         self.body = body
     }
@@ -54,14 +55,14 @@ public final class WorkerThread: @unchecked Sendable {
 }
 
 /// Runs `body` on a new thread; `join()` the result to wait for it.
-public func startThread(_ body: @escaping () -> Void) -> WorkerThread {
+public func startThread(_ body: @escaping @Sendable () -> Void) -> WorkerThread {
     let worker = WorkerThread(body)
     worker.start()
     return worker
 }
 
 /// Runs `body` on a new thread if one can be had (nil if not): for helpers such as a keep-alive that loop until told to stop.
-public func startBackgroundThread(_ body: @escaping () -> Void) -> WorkerThread? {
+public func startBackgroundThread(_ body: @escaping @Sendable () -> Void) -> WorkerThread? {
     let worker = WorkerThread(inlineIfNoThread: false, body)
     worker.start()
     return worker.started ? worker : nil
@@ -87,23 +88,21 @@ public final class ThreadLock: @unchecked Sendable {
 /// `body` over `items` on at most `width` threads, results in order. The first failure (by position) is thrown
 /// after in-flight work ends; items not yet started are not started. The remote usage sources and a wallet's
 /// batch of token runs share it.
-public func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T) throws -> R) throws -> [R] {
+public func parallelMap<T: Sendable, R: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) throws -> R) throws -> [R] {
     try parallelMap(items, width: width) { item, _ in try body(item) }
 }
 
 /// `parallelMap` whose body also gets the number of the thread running it (0 ..< width), for work that
 /// needs something of its own per thread (a wallet's batch: one worker process per lane).
-public func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T, Int) throws -> R) throws -> [R] {
+public func parallelMap<T: Sendable, R: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T, Int) throws -> R) throws -> [R] {
     if items.count == 1 { return [try body(items[0], 0)] }
     // Workers pull the next index from shared state; everything shared sits behind one lock.
     let state = MapState<R>(count: items.count)
-    let work = UncheckedBox((items, body))
     // Dedicated threads, not the GCD pool: these block on sockets or pipes for whole requests, and blocked GCD
     // workers would starve other work queued on the pool.
     let workers = min(max(1, width), items.count)
     let threads = (0..<workers).map { worker in
         startThread {
-            let (items, body) = work.value
             while true {
                 let index: Int? = state.locked { s in
                     guard s.failure == nil, s.next < items.count else { return nil }
@@ -127,30 +126,17 @@ public func parallelMap<T, R>(_ items: [T], width: Int, _ body: @escaping (T, In
     return state.results.map { $0! }
 }
 
-/// The shared state of `parallelMap`, behind one lock. @unchecked for `R` and the error: each result is made
-/// by one worker and read by the caller after every worker has been joined.
-private final class MapState<R>: @unchecked Sendable {
+/// The shared state of `parallelMap`, behind one lock: the next item to start, the results so far and the
+/// first failure by position.
+private final class MapState<R: Sendable>: Sendable {
     struct Fields {
         var results: [R?]
         var next = 0
-        var failure: (index: Int, error: Error)?
+        var failure: (index: Int, error: any Error)?
     }
-    // A ThreadLock rather than a Mutex: the fields hold values of any type `R`, which Mutex's `sending` rules
-    // would require to be Sendable.
-    private let lock = ThreadLock()
-    private var fields: Fields
-    init(count: Int) { fields = Fields(results: Array(repeating: nil, count: count)) }
-    func locked<V>(_ body: (inout Fields) -> V) -> V {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&fields)
-    }
+    private let fields: Mutex<Fields>
+    init(count: Int) { fields = Mutex(Fields(results: Array(repeating: nil, count: count))) }
+    func locked<V: Sendable>(_ body: (inout Fields) -> V) -> V { fields.withLock { body(&$0) } }
     var results: [R?] { locked { $0.results } }
-    var failure: (index: Int, error: Error)? { locked { $0.failure } }
-}
-
-/// Carries a value across a dispatch boundary whose ordering (a semaphore, a group wait) makes it safe.
-public final class UncheckedBox<T>: @unchecked Sendable {
-    public var value: T
-    public init(_ value: T) { self.value = value }
+    var failure: (index: Int, error: any Error)? { fields.withLock { $0.failure } }
 }

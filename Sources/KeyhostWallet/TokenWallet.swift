@@ -141,7 +141,7 @@ public final class TokenWallet {
     // MARK: running
 
     /// The result of a committed run.
-    public struct Run {
+    public struct Run: Sendable {
         public let receipt: SignedReceipt
         /// For a transfer: the chain with the new link, as the payee or the ledger gets it.
         public var handedOn: TokenChain? = nil
@@ -170,9 +170,9 @@ public final class TokenWallet {
         Failpoint.hit("after_pending")
         var committed = false
         defer { if !committed { try? store.abortRun(pending) } }
-        let effects = try execute(planned, runner: runner)
+        let effects = try Self.execute(planned.sendable, runner: runner)
         Failpoint.hit("after_program")
-        let sealed = try seal(planned, effects: effects, pending: pending)
+        let sealed = try Self.seal(planned.sendable, key: planned.key, effects: effects, pending: pending)
         Failpoint.hit("after_sign")
         try store.commitRun(sealed.spent)
         committed = true
@@ -207,7 +207,7 @@ public final class TokenWallet {
     /// before the commit. Throws (with every token left HELD) only if the batch's claim or commit
     /// cannot be written at all.
     public func runMany(_ items: [RunItem], now: Int64, signer: ReceiptSigner,
-                        runner: @escaping (RunRequest) -> RunOutcome) throws -> [Result<Run, WalletError>] {
+                        runner: @escaping @Sendable (RunRequest) -> RunOutcome) throws -> [Result<Run, WalletError>] {
         try runMany(items, now: now, signer: signer, runners: [runner])
     }
 
@@ -215,7 +215,7 @@ public final class TokenWallet {
     /// receipts are signed) on that many threads at once, each lane with its own runner. Claims and
     /// the one commit stay on the calling thread.
     public func runMany(_ items: [RunItem], now: Int64, signer: ReceiptSigner,
-                        runners: [(RunRequest) -> RunOutcome]) throws -> [Result<Run, WalletError>] {
+                        runners: [@Sendable (RunRequest) -> RunOutcome]) throws -> [Result<Run, WalletError>] {
         precondition(!runners.isEmpty, "runMany needs at least one runner")
         var results = [Result<Run, WalletError>?](repeating: nil, count: items.count)
         var planned: [(index: Int, plan: Planned)] = []
@@ -248,12 +248,17 @@ public final class TokenWallet {
                 work.append((index, plan, pending))
             }
         }
-        // A software key signs from any thread (libsecp256k1's context is only read); a card signs on this one.
+        // A software key signs from any thread (libsecp256k1's context is only read); a card signs on this one,
+        // so a lane gets the key only when it is a software one.
         let signInLanes = signer is SoftwareReceiptSigner
-        let outcomes = try parallelMap(work, width: runners.count) { item, lane -> LaneOutcome in
+        let lanes = work.map { item in
+            LaneWork(plan: item.plan.sendable, key: signInLanes ? item.plan.key as? SoftwareReceiptSigner : nil, pending: item.pending)
+        }
+        let outcomes = try parallelMap(lanes, width: runners.count) { item, lane -> LaneOutcome in
             do {
-                let effects = try self.execute(item.plan, runner: runners[lane])
-                return signInLanes ? .sealed(try self.seal(item.plan, effects: effects, pending: item.pending)) : .ran(effects)
+                let effects = try Self.execute(item.plan, runner: runners[lane])
+                guard let key = item.key else { return .ran(effects) }
+                return .sealed(try Self.seal(item.plan, key: key, effects: effects, pending: item.pending))
             } catch let error as WalletError {
                 return .failed(error)
             } catch {
@@ -264,7 +269,7 @@ public final class TokenWallet {
             do {
                 switch outcome {
                 case .sealed(let done): sealed.append((index, done))
-                case .ran(let effects): sealed.append((index, try seal(plan, effects: effects, pending: pending)))
+                case .ran(let effects): sealed.append((index, try Self.seal(plan.sendable, key: plan.key, effects: effects, pending: pending)))
                 case .failed(let error): throw error
                 }
             } catch let error as WalletError {
@@ -291,7 +296,7 @@ public final class TokenWallet {
 
     /// What a batch's lane made of one token: its sealed run, its effects (for the calling thread to
     /// sign, with a card), or why it failed.
-    enum LaneOutcome {
+    enum LaneOutcome: Sendable {
         case sealed(Sealed)
         case ran([CBORValue])
         case failed(WalletError)
@@ -310,10 +315,32 @@ public final class TokenWallet {
         let key: ReceiptSigner
         let request: RunRequest
         let transfer: Transfer?
+
+        /// All of it but the key (which may be a card session, used on the wallet's own thread only).
+        var sendable: SendablePlan {
+            SendablePlan(name: name, chain: chain, arguments: arguments, now: now, request: request, transfer: transfer)
+        }
+    }
+
+    /// What a lane needs of a planned run: the request to run and what goes into the receipt.
+    struct SendablePlan: Sendable {
+        let name: String
+        let chain: TokenChain
+        let arguments: CBORValue
+        let now: Int64
+        let request: RunRequest
+        let transfer: Transfer?
+    }
+
+    /// One run for a lane: the plan, the software key when the lane signs too, the claim.
+    struct LaneWork: Sendable {
+        let plan: SendablePlan
+        let key: SoftwareReceiptSigner?
+        let pending: PendingRun
     }
 
     /// A completed run with its signed receipt, ready to commit.
-    struct Sealed {
+    struct Sealed: Sendable {
         let run: Run
         let spent: SpentRun
     }
@@ -356,7 +383,7 @@ public final class TokenWallet {
     }
 
     /// The program, in the runner: its effects, or why it did not complete.
-    private func execute(_ planned: Planned, runner: (RunRequest) -> RunOutcome) throws -> [CBORValue] {
+    private static func execute(_ planned: SendablePlan, runner: (RunRequest) -> RunOutcome) throws -> [CBORValue] {
         switch runner(planned.request) {
         case .completed(let produced, let transferred):
             if let transfer = planned.transfer, !transferred {
@@ -369,8 +396,8 @@ public final class TokenWallet {
     }
 
     /// The holder signs the receipt (and for a transfer the new link).
-    private func seal(_ planned: Planned, effects: [CBORValue], pending: PendingRun) throws -> Sealed {
-        let name = planned.name, key = planned.key
+    private static func seal(_ planned: SendablePlan, key: ReceiptSigner, effects: [CBORValue], pending: PendingRun) throws -> Sealed {
+        let name = planned.name
         let receipt = Receipt(chain: planned.chain, arguments: planned.arguments, now: planned.now, effects: effects, transferTo: planned.transfer?.to)
         let signature: [UInt8]
         do { signature = try key.sign(digest: receipt.digest) } catch {

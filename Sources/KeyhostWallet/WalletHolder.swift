@@ -27,7 +27,7 @@ public protocol ReceiptSigner {
 }
 
 /// The holder key kept in the wallet file.
-public struct SoftwareReceiptSigner: ReceiptSigner {
+public struct SoftwareReceiptSigner: ReceiptSigner, Sendable {
     let key: PrivateKey
     public init(key: PrivateKey) { self.key = key }
     public var publicKey: PublicKey { key.publicKey }

@@ -52,8 +52,8 @@ public enum DiscoveryJobFile {
     /// The wallets of the job file `bytes` (called `name` in errors). Each wallet's engine asks `usage` for the
     /// source of its coin (and its id), which the caller shares between wallets (`SharedUsageSources`).
     public static func wallets(_ bytes: [UInt8], name: String, defaults: DiscoveryJobDefaults,
-                               variable: @escaping (String) -> String? = { getenv($0).map { String(cString: $0) } },
-                               usage: @escaping (Coin, String) throws -> UsageSource) throws -> [JobWallet] {
+                               variable: @escaping @Sendable (String) -> String? = { getenv($0).map { String(cString: $0) } },
+                               usage: @escaping @Sendable (Coin, String) throws -> UsageSource) throws -> [JobWallet] {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw DiscoverySetupError("job file \(name) is not UTF-8 text: one JSON object per line")
         }
@@ -74,8 +74,8 @@ public enum DiscoveryJobFile {
         return wallets
     }
 
-    private static func parse(_ line: String, where place: String, defaults: DiscoveryJobDefaults, variable: @escaping (String) -> String?,
-                              usage: @escaping (Coin, String) throws -> UsageSource) throws -> JobWallet {
+    private static func parse(_ line: String, where place: String, defaults: DiscoveryJobDefaults, variable: @escaping @Sendable (String) -> String?,
+                              usage: @escaping @Sendable (Coin, String) throws -> UsageSource) throws -> JobWallet {
         func fail(_ problem: String) -> DiscoverySetupError { DiscoverySetupError("\(place): \(problem)") }
         guard let object = try? JSONValue.parse(Array(line.utf8)), let members = object.objectMembers, case .object = object else {
             throw fail("not a JSON object on one line (e.g. {\"id\": \"a\", \"xpub\": \"zpub…\"})")
@@ -160,7 +160,7 @@ public enum DiscoveryJobFile {
         let id = try string("id") ?? String(place.split(separator: ":").last.map { "line \($0)" } ?? place)
         guard !id.isEmpty, id.utf8.count <= 200, !id.contains(where: { $0.isNewline }) else { throw fail("\"id\" must be 1 to 200 characters on one line") }
         let settings = line + " | " + defaults.summary
-        let makeEngine = { () throws -> DiscoveryEngine in
+        let makeEngine = { @Sendable [descriptors, coin, kind, purpose, options] () throws -> DiscoveryEngine in
             if !descriptors.isEmpty {
                 let network = coin.flatMap(BitcoinNetwork.init(coin:))
                 if coin != nil && network == nil { throw DiscoverySetupError("descriptors are Bitcoin's; \"coin\" must be btc, test or regtest") }
