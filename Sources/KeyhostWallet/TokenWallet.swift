@@ -170,9 +170,9 @@ public final class TokenWallet {
         Failpoint.hit("after_pending")
         var committed = false
         defer { if !committed { try? store.abortRun(pending) } }
-        let effects = try Self.execute(planned.sendable, runner: runner)
+        let effects = try Self.execute(planned.run, runner: runner)
         Failpoint.hit("after_program")
-        let sealed = try Self.seal(planned.sendable, key: planned.key, effects: effects, pending: pending)
+        let sealed = try Self.seal(planned.run, key: planned.key, effects: effects, pending: pending)
         Failpoint.hit("after_sign")
         try store.commitRun(sealed.spent)
         committed = true
@@ -252,7 +252,7 @@ public final class TokenWallet {
         // so a lane gets the key only when it is a software one.
         let signInLanes = signer is SoftwareReceiptSigner
         let lanes = work.map { item in
-            LaneWork(plan: item.plan.sendable, key: signInLanes ? item.plan.key as? SoftwareReceiptSigner : nil, pending: item.pending)
+            LaneWork(plan: item.plan.run, key: signInLanes ? item.plan.key as? SoftwareReceiptSigner : nil, pending: item.pending)
         }
         let outcomes = try parallelMap(lanes, width: runners.count) { item, lane -> LaneOutcome in
             do {
@@ -269,7 +269,7 @@ public final class TokenWallet {
             do {
                 switch outcome {
                 case .sealed(let done): sealed.append((index, done))
-                case .ran(let effects): sealed.append((index, try Self.seal(plan.sendable, key: plan.key, effects: effects, pending: pending)))
+                case .ran(let effects): sealed.append((index, try Self.seal(plan.run, key: plan.key, effects: effects, pending: pending)))
                 case .failed(let error): throw error
                 }
             } catch let error as WalletError {
@@ -305,25 +305,16 @@ public final class TokenWallet {
     /// A transfer's destination: the key, the request it pays, and for a payment the amount asked.
     typealias Transfer = (to: PublicKey, requestID: [UInt8], amount: UInt64?)
 
-    /// A run checked and ready to start.
+    /// A run checked and ready to start: the token, the key that signs its receipt (a card session, used on the
+    /// wallet's own thread only, or a software key), and the rest, which any thread may take.
     struct Planned {
         let id: [UInt8]
-        let name: String
-        let chain: TokenChain
-        let arguments: CBORValue
-        let now: Int64
         let key: ReceiptSigner
-        let request: RunRequest
-        let transfer: Transfer?
-
-        /// All of it but the key (which may be a card session, used on the wallet's own thread only).
-        var sendable: SendablePlan {
-            SendablePlan(name: name, chain: chain, arguments: arguments, now: now, request: request, transfer: transfer)
-        }
+        let run: RunPlan
     }
 
     /// What a lane needs of a planned run: the request to run and what goes into the receipt.
-    struct SendablePlan: Sendable {
+    struct RunPlan: Sendable {
         let name: String
         let chain: TokenChain
         let arguments: CBORValue
@@ -334,7 +325,7 @@ public final class TokenWallet {
 
     /// One run for a lane: the plan, the software key when the lane signs too, the claim.
     struct LaneWork: Sendable {
-        let plan: SendablePlan
+        let plan: RunPlan
         let key: SoftwareReceiptSigner?
         let pending: PendingRun
     }
@@ -367,7 +358,7 @@ public final class TokenWallet {
             token: chain.token, arguments: arguments, now: now, limits: maxLimits.capping(token.policy),
             bytecodeAllowed: token.program.kind == .luaBytecode, transfers: chain.transfers, transferTo: transfer?.to
         )
-        return Planned(id: token.id, name: name, chain: chain, arguments: arguments, now: now, key: key, request: request, transfer: transfer)
+        return Planned(id: token.id, key: key, run: RunPlan(name: name, chain: chain, arguments: arguments, now: now, request: request, transfer: transfer))
     }
 
     /// The `now` of a run that hands the token on: this wallet's clock, but never before the link
@@ -383,7 +374,7 @@ public final class TokenWallet {
     }
 
     /// The program, in the runner: its effects, or why it did not complete.
-    private static func execute(_ planned: SendablePlan, runner: (RunRequest) -> RunOutcome) throws -> [CBORValue] {
+    private static func execute(_ planned: RunPlan, runner: (RunRequest) -> RunOutcome) throws -> [CBORValue] {
         switch runner(planned.request) {
         case .completed(let produced, let transferred):
             if let transfer = planned.transfer, !transferred {
@@ -396,7 +387,7 @@ public final class TokenWallet {
     }
 
     /// The holder signs the receipt (and for a transfer the new link).
-    private static func seal(_ planned: SendablePlan, key: ReceiptSigner, effects: [CBORValue], pending: PendingRun) throws -> Sealed {
+    private static func seal(_ planned: RunPlan, key: ReceiptSigner, effects: [CBORValue], pending: PendingRun) throws -> Sealed {
         let name = planned.name
         let receipt = Receipt(chain: planned.chain, arguments: planned.arguments, now: planned.now, effects: effects, transferTo: planned.transfer?.to)
         let signature: [UInt8]

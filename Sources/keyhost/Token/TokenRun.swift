@@ -226,24 +226,12 @@ struct TokenVerifyReceipt: ParsableCommand {
             let runner = WorkerRunner.forkingCurrent()
             runner.start()
             defer { runner.stop() }
-            var results: [Record] = []
+            var verdicts = FileVerdicts(json: json, count: files.count)
             for file in files {
-                do {
-                    let (valid, fields) = try check(file, runner: runner)
-                    if !valid { failed = true }
-                    results.append(.object((files.count > 1 ? [("file", .string(file))] : []) + fields))
-                } catch where files.count > 1 && Failure.isOneFiles(error) {
-                    // One unreadable receipt does not hide the others' verdicts.
-                    failed = true
-                    if json {
-                        guard case .object(let fields)? = ErrorJSON.record(for: error)["error"] else { continue }
-                        results.append(.object([("file", .string(file)), ("valid", .bool(false)), ("error", .object(fields))]))
-                    } else {
-                        Failure.report(error)
-                    }
-                }
+                try verdicts.judge(file) { try check(file, runner: runner) }
             }
-            if json { print((files.count == 1 ? results[0] : Record.object([("results", .array(results))])).json()) }
+            verdicts.printJSON()
+            failed = verdicts.failed
         }
         if failed { throw ExitCode(1) }
     }

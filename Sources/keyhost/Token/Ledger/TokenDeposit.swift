@@ -135,23 +135,12 @@ struct TokenVerifyProof: ParsableCommand {
             // Every link in a proof must come from a run of the token's program: a link signed by hand shows
             // nothing about who spent the token. One warm worker serves every file.
             let runner = WorkerRunner(executable: WorkerRunner.currentExecutable, runsPerWorker: 64)
-            var results: [Record] = []
+            var verdicts = FileVerdicts(json: json, count: files.count)
             for file in files {
-                do {
-                    let fields = try check(file, runner: runner)
-                    results.append(.object((files.count > 1 ? [("file", .string(file))] : []) + fields))
-                } catch where files.count > 1 && Failure.isOneFiles(error) {
-                    // One bad file does not hide the others' verdicts.
-                    failed = true
-                    if json {
-                        guard case .object(let fields)? = ErrorJSON.record(for: error)["error"] else { continue }
-                        results.append(.object([("file", .string(file)), ("valid", .bool(false)), ("error", .object(fields))]))
-                    } else {
-                        Failure.report(error)
-                    }
-                }
+                try verdicts.judge(file) { (true, try check(file, runner: runner)) }
             }
-            if json { print((files.count == 1 ? results[0] : Record.object([("results", .array(results))])).json()) }
+            verdicts.printJSON()
+            failed = verdicts.failed
         }
         if failed { throw ExitCode(1) }
     }
