@@ -26,6 +26,10 @@ def edit(path, sql, *params):
 
 def test_a_ledger_whose_values_sum_below_zero_is_an_error(keyhost_bin, tmp_path):
     path = str(tmp_path / "ledger.db")
+    # An issuer's ledger, made as Lua makes one (stats only read a ledger, they never create it).
+    out = run(keyhost_bin, tmp_path, "eval", "local token, ec = require 'keyhost.token', require 'keyhost.ec'\n"
+              f"local l <close> = token.ledger.open('sqlite:{path}', {{ issuers = {{ ec.generate() }} }})")
+    assert out.returncode == 0, out.stderr
     out = run(keyhost_bin, tmp_path, "token", "ledger", "stats", "--db", f"sqlite:{path}")
     assert out.returncode == 0, out.stderr
     edit(path, "INSERT INTO deposits VALUES (?, ?, ?, ?, '1', -5, 0, 'pt', 0, 0)", b"\x01" * 32, b"\x02" * 32, b"x", b"\x03" * 32)
