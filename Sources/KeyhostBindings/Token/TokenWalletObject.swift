@@ -74,7 +74,7 @@ final class TokenWalletObject: LuaObject {
             }
             let card = try session.live()
             try requireVerified(session)
-            binding = try cardCall("EXPORT KEY") { try CardHolder.binding(card, path: keyPath) }
+            binding = try cardCall("EXPORT KEY") { try CardHolder.binding(KeycardSigner(card: card), path: keyPath) }
         } else if !opts["card"].isNil {
             throw LuaArgumentError(2, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
         } else if opts.has("path") {
@@ -262,7 +262,7 @@ final class TokenWalletObject: LuaObject {
             let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
             let card = try session.live()
             try Self.requireVerified(session)
-            return try cardCall("EXPORT KEY") { try CardHolder.signer(card, holder: holder) }
+            return try cardCall("EXPORT KEY") { try CardHolder.signer(KeycardSigner(card: card), holder: holder) }
         }
     }
 }

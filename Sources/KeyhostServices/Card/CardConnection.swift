@@ -78,6 +78,9 @@ public final class CardConnection {
     /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
     public var apduCount: Int { session.apduCount }
 
+    /// The card as a signer (key exports and signatures at paths), for the commands that take any card.
+    public var signer: CardSigner { KeycardSigner(card: card) }
+
     /// Drops the secure channel.
     public func close() { session.close() }
 }

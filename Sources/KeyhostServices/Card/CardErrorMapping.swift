@@ -19,6 +19,8 @@ extension CardServiceError {
             case .badTranscript:
                 return CardServiceError(kind: "bad_transcript", "\(error)")
             }
+        case let error as CardSignerError:
+            return CardServiceError(kind: error.kind, error.description, command: command)
         case let error as SoftKeycardError:
             return CardServiceError(kind: "virtual_card", "\(error)")
         case let error as APDUError:

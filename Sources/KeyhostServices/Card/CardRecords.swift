@@ -99,7 +99,7 @@ extension CardRecords {
         if option == .extendedPublic {
             guard let chainCode = exported.chainCode else { throw KeycardError.invalidResponse(.exportKey, "no chain code in the answer") }
             if wantsXpub, let path, path.source == .master {
-                xpub = try CardExtendedKey.serialize(card, path: path, key: key, chainCode: chainCode, family: family)
+                xpub = try CardExtendedKey.serialize(KeycardSigner(card: card), components: path.components, key: key, chainCode: chainCode, family: family)
             }
         }
         var fields: [(String, Record)] = [("path", .string(path?.description)), ("public_key", .bytes(key.compressed)),

@@ -2,26 +2,37 @@ import KeyhostCard
 import KeyhostCrypto
 import KeyhostDiscovery
 
-/// Exports account keys from a Keycard for discovery: ONE EXPORT KEY (extended public) per account key path.
+/// Exports account keys from a card signer for discovery: ONE extended export per account key path.
 ///
 /// An xpub also carries its parent's fingerprint, which needs the parent's public key; accounts share their
 /// parent (m/84'/0' for every BIP84 account), so that key is exported once per job and kept, not once per
 /// account. The master key's public key gives the descriptors' origin fingerprint: one more. A job over N accounts
-/// therefore sends N + 2 EXPORT KEY commands.
+/// therefore sends N + 2 exports.
 public final class CardAccountExporter {
-    public let card: KeycardCommandSet
+    public let signer: CardSigner
+    /// Keys a job's checkpoints to the wallet on the card (a Keycard's key UID).
+    private let identity: [UInt8]
     private var parentKeys: [[UInt32]: PublicKey] = [:]
-    /// EXPORT KEY commands sent.
+    /// Export commands sent.
     public private(set) var exportCommands = 0
 
-    public init(card: KeycardCommandSet) { self.card = card }
+    public init(signer: CardSigner, identity: [UInt8]) {
+        self.signer = signer
+        self.identity = identity
+    }
+
+    /// A Keycard's exporter, its identity the key UID SELECT gave.
+    public convenience init(card: KeycardCommandSet) {
+        let info = card.applicationInfo
+        self.init(signer: KeycardSigner(card: card), identity: info?.keyUID ?? info?.instanceUID ?? [])
+    }
 
     /// The xpub (mainnet version bytes; the engine re-serializes in the scheme's family) at `path`.
     public func export(_ path: DerivationPath) throws -> String {
         exportCommands += 1
-        return try CardExtendedKey.node(card, components: path.indexes) { [self] parent in
+        return try CardExtendedKey.node(signer, components: path.indexes) { [self] parent in
             if let cached = parentKeys[parent] { return cached }
-            let fetched = try CardExtendedKey.exportedKey(card, components: parent)
+            let fetched = try CardExtendedKey.exportedKey(signer, components: parent)
             exportCommands += 1
             parentKeys[parent] = fetched
             return fetched
@@ -30,16 +41,14 @@ public final class CardAccountExporter {
 
     /// A key source over this card; `identity` keys checkpoints to the wallet on the card.
     public func keySource(label: String) throws -> CardKeySource {
-        let info = card.applicationInfo
-        let uid = info?.keyUID ?? info?.instanceUID ?? []
-        let identity = uid.isEmpty ? "unknown" : Hex.encode(uid)
-        return CardKeySource(identity: identity, label: label + (uid.isEmpty ? "" : ", key \(Hex.encode(uid.prefix(4)))…"),
+        let name = identity.isEmpty ? "unknown" : Hex.encode(identity)
+        return CardKeySource(identity: name, label: label + (identity.isEmpty ? "" : ", key \(Hex.encode(identity.prefix(4)))…"),
                              export: { [self] path in try self.export(path) }, masterFingerprint: { [self] in try self.masterFingerprint() })
     }
 
-    /// The master key's fingerprint (one EXPORT KEY of the public key at m), for descriptors' key origins.
+    /// The master key's fingerprint (one export of the public key at m), for descriptors' key origins.
     public func masterFingerprint() throws -> UInt32? {
-        guard let key = try card.exportKey(.publicOnly, path: try KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
+        let key = try CardExtendedKey.exportedKey(signer, components: [])
         exportCommands += 1
         return key.fingerprint
     }

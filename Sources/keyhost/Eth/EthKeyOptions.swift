@@ -14,7 +14,9 @@ struct EthKeyOptions: ParsableArguments {
         do { _ = try DerivationPath(path) } catch { throw ValidationError("--path \(path): \(error)") }
         // The path is checked before the card is opened, so a bad path costs no PIN entry.
         if key.usesCard {
-            do { _ = try KeyPath(path) } catch { throw ValidationError("--path \(path) cannot be sent to the card: \(error)") }
+            let keyPath: KeyPath
+            do { keyPath = try KeyPath(path) } catch { throw ValidationError("--path \(path) cannot be sent to the card: \(error)") }
+            guard keyPath.source == .master else { throw ValidationError("--path \(path) must start at the master key (m/…) to be sent to the card") }
         }
     }
 
@@ -26,8 +28,10 @@ struct EthKeyOptions: ParsableArguments {
             guard let privateKey = node.privateKey else { throw Failure.kind("unsupported", "the derived node has no private key") }
             return EthDigestSigner(sign: { try privateKey.signRecoverable(digest: $0) }, close: {})
         case .card(let connection):
-            let keyPath = try KeyPath(path)
-            return EthDigestSigner(sign: { digest in try connection.card.sign(digest: digest, mode: .derive(keyPath)).signature },
+            let components = try KeyPath(path).components
+            let signer = connection.signer
+            try connection.frontEnd.mapping(nil) { try signer.check(.signECDSA, path: components) }
+            return EthDigestSigner(sign: { digest in try signer.signECDSA(digest: digest, at: components).signature },
                                    close: { connection.close() })
         }
     }

@@ -2,9 +2,9 @@ import KeyhostServices
 import KeyhostCard
 import KeyhostCrypto
 
-/// The keys of one `keyhost key` command, opened: a seed's master node, an extended public key, or a
-/// PIN-verified Keycard session. Each operation asks the card as little as it can (one EXPORT KEY of the
-/// parent for a run of addresses).
+/// The keys of one `keyhost key` command, opened: a seed's master node, an extended public key, or a card
+/// ready to sign (any family, through its `CardSigner`). Each operation asks the card as little as it can (one
+/// extended export of the parent for a run of addresses).
 final class KeySource {
     enum Backing {
         case seed(HDNode)
@@ -43,20 +43,16 @@ final class KeySource {
             if children.isEmpty { return [base.publicKey] }
             return try children.map { try base.derive(child: $0).publicKey }
         case .card(let connection):
-            // One extended export of the parent serves every unhardened child, except at m: no Keycard gives the
-            // master's chain code (see KeycardCommandSet.exportsMaster), so there each key is exported by itself.
-            if children.count > 1 && parent.depth > 0 && children.allSatisfy({ $0 < DerivationPath.hardenedOffset }) {
-                let base = try cardNode(connection.card, at: parent, withFingerprint: false)
+            let signer = connection.signer
+            // One extended export of the parent serves every unhardened child, except at m, whose chain code not
+            // every card gives (no Keycard does: see KeycardCommandSet.exportsMaster); there each key is exported by itself.
+            let masterChainCode = signer.profile.abilities.contains(.masterExtendedKey)
+            if children.count > 1 && (parent.depth > 0 || masterChainCode) && children.allSatisfy({ $0 < DerivationPath.hardenedOffset }) {
+                let base = try cardNode(signer, at: parent, withFingerprint: false)
                 return try children.map { try base.derive(child: $0).publicKey }
             }
             let paths = children.isEmpty ? [parent] : try children.map { try parent.appending(DerivationPath(indexes: [$0], absolute: false)) }
-            return try paths.map { path in
-                guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: path.indexes)).resolvedPublicKey else {
-                    throw KeycardError.invalidResponse(.exportKey, "no public key for \(path)")
-                }
-                // The card writes keys uncompressed; BIP32 wallets (and so the mnemonic here) use the compressed form.
-                return key.compressed(true)
-            }
+            return try paths.map { try CardExtendedKey.exportedKey(signer, components: $0.indexes) }
         }
     }
 
@@ -67,7 +63,7 @@ final class KeySource {
             return try node.derive(path).neutered()
         case .card(let connection):
             // The card's refusals (the master's xpub is `unsupported`) keep the kinds `keyhost card export-key` gives them.
-            return try connection.frontEnd.mapping("EXPORT KEY") { try cardNode(connection.card, at: path, withFingerprint: true) }
+            return try connection.frontEnd.mapping("EXPORT KEY") { try cardNode(connection.signer, at: path, withFingerprint: true) }
         }
     }
 
@@ -77,8 +73,7 @@ final class KeySource {
         case .seed(let node): return node.fingerprint
         case .xpub(let node): return node.depth == 0 ? node.fingerprint : nil
         case .card(let connection):
-            guard let key = try connection.card.exportKey(.publicOnly, path: KeyPath(source: .master, components: [])).resolvedPublicKey else { return nil }
-            return key.fingerprint
+            return try CardExtendedKey.exportedKey(connection.signer, components: []).fingerprint
         }
     }
 
@@ -92,18 +87,18 @@ final class KeySource {
         case .xpub:
             throw Failure.kind("unsupported", "an --xpub holds no private key and cannot sign; use the mnemonic or --card")
         case .card(let connection):
-            // The card returns its public key; KeycardSignature found the recovery id by recovering that key.
-            let answer = try connection.card.sign(digest: digest, mode: .derive(KeyPath(source: .master, components: path.indexes)))
-            guard answer.isValid else { throw KeycardError.invalidResponse(.sign, "the signature does not verify against the card's public key") }
-            return (answer.signature, answer.publicKey.compressed(true))
+            let signer = connection.signer
+            try signer.check(.signECDSA, path: path.indexes)
+            let answer = try signer.signECDSA(digest: digest, at: path.indexes)
+            return (answer.signature, answer.publicKey)
         }
     }
 
-    /// EXPORT KEY (extended public) at `path`, as a public node; its parent fingerprint costs one more EXPORT KEY,
-    /// made only when asked (addresses below the node do not depend on it).
-    private func cardNode(_ card: KeycardCommandSet, at path: DerivationPath, withFingerprint: Bool) throws -> HDNode {
-        try CardExtendedKey.node(card, components: path.indexes,
-                                 parentKey: withFingerprint ? { try CardExtendedKey.exportedKey(card, components: $0) } : nil)
+    /// The extended public key at `path`, as a public node; its parent fingerprint costs one more export, made only
+    /// when asked (addresses below the node do not depend on it).
+    private func cardNode(_ signer: CardSigner, at path: DerivationPath, withFingerprint: Bool) throws -> HDNode {
+        try CardExtendedKey.node(signer, components: path.indexes,
+                                 parentKey: withFingerprint ? { try CardExtendedKey.exportedKey(signer, components: $0) } : nil)
     }
 }
 

@@ -20,7 +20,7 @@ struct PSBTKeyOptions: ParsableArguments {
             return (try HDKeySource(master: master), nil)
         case .card(let connection):
             do {
-                return (try PSBTCardKeySource(card: connection.card), connection)
+                return (try PSBTCardKeySource(signer: connection.signer), connection)
             } catch {
                 connection.close()
                 throw error

@@ -20,7 +20,7 @@ struct HolderSession {
         } else {
             let opened = try (card ?? TokenCardOptions.parse([])).connect()
             do {
-                signer = try CardHolder.signer(opened.card, holder: try wallet.holder())
+                signer = try CardHolder.signer(opened.signer, holder: try wallet.holder())
             } catch {
                 opened.close()
                 throw error

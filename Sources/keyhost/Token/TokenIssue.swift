@@ -128,7 +128,7 @@ struct TokenIssue: ParsableCommand {
             defer { connection?.close() }
             if let software { key = software } else {
                 connection = try cardOptions.connect()
-                do { cardIssuer = try CardIssuer(card: connection!.card, path: issuerPath!) } catch {
+                do { cardIssuer = try CardIssuer(signer: connection!.signer, path: issuerPath!) } catch {
                     throw CardServiceError.from(error, command: "EXPORT KEY")
                 }
             }

@@ -50,7 +50,7 @@ struct TokenWalletCommand: ParsableCommand {
                 if usesCard, let path {
                     let connection = try cardOptions.connect()
                     defer { connection.close() }
-                    binding = try CardHolder.binding(connection.card, path: path)
+                    binding = try CardHolder.binding(connection.signer, path: path)
                 }
                 let wallet = try TokenWallet.create(path: walletPath, card: binding)
                 try TokenWalletCommand.show(wallet, path: walletPath, json: json)
