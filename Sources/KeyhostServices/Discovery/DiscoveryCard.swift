@@ -54,28 +54,27 @@ public final class CardAccountExporter {
     }
 }
 
-/// A card opened for `keyhost discover --card` (see `CardConnection`), with a key source that exports one key
-/// per account.
+/// A card opened for `keyhost discover --card` (see `SigningCard`), with a key source that exports one key per account.
 public final class DiscoveryCardConnection {
-    private let connection: CardConnection
+    private let card: SigningCard
     private let exporter: CardAccountExporter
     public let keySource: CardKeySource
-    public var readerName: String { connection.readerName }
+    public var readerName: String { card.readerName }
 
-    /// The card `request` names, opened by `CardOpener` for `frontEnd` (secure channel open, PIN verified from `pin`,
-    /// else the front end's input), with a key source over it.
+    /// The card `request` names, opened by `CardOpener` for `frontEnd` (ready to sign: a Keycard's secure channel open
+    /// and PIN verified from `pin`, else the front end's input), with a key source over it.
     public init(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
                 pairingPassword: [UInt8]? = nil) throws {
-        connection = try CardConnection(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword)
-        exporter = CardAccountExporter(card: connection.card)
-        keySource = try exporter.keySource(label: "card in \(connection.readerName)")
+        card = try CardOpener.openSigner(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword)
+        exporter = CardAccountExporter(signer: card.signer, identity: card.identity)
+        keySource = try exporter.keySource(label: "card in \(card.readerName)")
     }
 
-    /// APDUs sent so far (SELECT, secure channel, VERIFY PIN included).
-    public var apduCount: Int { connection.apduCount }
-    /// EXPORT KEY commands sent so far (one per account, and one for the accounts' shared parent).
+    /// APDUs sent so far (selection, secure channel, PIN included).
+    public var apduCount: Int { card.apduCount }
+    /// Key export commands sent so far (one per account, and one for the accounts' shared parent).
     public var exportCommands: Int { exporter.exportCommands }
 
-    /// Drops the secure channel.
-    public func close() { connection.close() }
+    /// Ends the card's session.
+    public func close() { card.close() }
 }

@@ -89,15 +89,21 @@ struct CardOptions: ParsableArguments {
         return frontEnd
     }
 
-    /// The card, secure channel open and PIN verified (the PIN from --pin-env's variable, KEYHOST_PIN or a prompt).
-    func connect() throws -> CardConnection {
+    /// The card, ready to sign whatever its family (a Keycard: secure channel open and PIN verified, the PIN from
+    /// --pin-env's variable, KEYHOST_PIN or a prompt).
+    func openSigner() throws -> SigningCard {
+        try CardOpener.openSigner(existingCardRequest(), readers: [PCSCReaders()], frontEnd: frontEnd())
+    }
+
+    /// The request, refused when it names a software card state file that is not there: only `keyhost card init`
+    /// makes a software card.
+    private func existingCardRequest() throws -> CardOpenRequest {
         let request = try request()
-        // Only `keyhost card init` makes a software card; a command that uses one refuses a file that is not there.
         if let state = request.state, !FileManager.default.fileExists(atPath: state) {
             throw Failure.kind("not_found", "no software card state at \(state); create one with "
                                + "keyhost card init --reader virtual --card-state \(state) [--applet 3.2|4.0]")
         }
-        return try CardConnection(request, readers: [PCSCReaders()], frontEnd: frontEnd())
+        return request
     }
 }
 

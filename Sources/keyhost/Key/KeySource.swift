@@ -9,7 +9,7 @@ final class KeySource {
     enum Backing {
         case seed(HDNode)
         case xpub(HDNode)
-        case card(CardConnection)
+        case card(SigningCard)
     }
 
     let backing: Backing

@@ -30,15 +30,15 @@ struct SigningKeyOptions: ParsableArguments {
     /// The opened key: the mnemonic's master node (read from the variable, else asked on the terminal), or the card
     /// with its PIN verified. `alternatives` ends the message when there is neither ("; or use --card").
     func open(alternatives: String = "; or use --card") throws -> SigningKey {
-        if usesCard { return .card(try cardOptions.connect()) }
+        if usesCard { return .card(try cardOptions.openSigner()) }
         return .seed(try secrets.master(alternatives: alternatives))
     }
 }
 
-/// A key that signs: a seed's master node, or a PIN-verified card session (`close` ends it).
+/// A key that signs: a seed's master node, or a card ready to sign, of any family (`close` ends its session).
 enum SigningKey {
     case seed(HDNode)
-    case card(CardConnection)
+    case card(SigningCard)
 
     func close() {
         if case .card(let connection) = self { connection.close() }

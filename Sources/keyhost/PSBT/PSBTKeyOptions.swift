@@ -13,7 +13,7 @@ struct PSBTKeyOptions: ParsableArguments {
     /// The key source, opened (mnemonic read and checked, card PIN verified); `close` releases it. Without `required`
     /// (inspect marks inputs as ours only when a key is named) nil when none is named; with it, the mnemonic is asked
     /// on the terminal as for every command that takes a key.
-    func open(required: Bool) throws -> (source: PSBTKeySource, connection: CardConnection?)? {
+    func open(required: Bool) throws -> (source: PSBTKeySource, connection: SigningCard?)? {
         guard required || given else { return nil }
         switch try key.open() {
         case .seed(let master):

@@ -7,7 +7,7 @@ import KeyhostWallet
 /// before anything runs).
 struct HolderSession {
     let signer: ReceiptSigner
-    private let connection: CardConnection?
+    private let connection: SigningCard?
 
     /// `card`: the command's card options; nil where the command line gave none (the default reader).
     init(wallet: TokenWallet, card: TokenCardOptions?) throws {
@@ -18,7 +18,7 @@ struct HolderSession {
             signer = software
             connection = nil
         } else {
-            let opened = try (card ?? TokenCardOptions.parse([])).connect()
+            let opened = try (card ?? TokenCardOptions.parse([])).openSigner()
             do {
                 signer = try CardHolder.signer(opened.signer, holder: try wallet.holder())
             } catch {

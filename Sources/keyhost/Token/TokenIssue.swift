@@ -123,11 +123,11 @@ struct TokenIssue: ParsableCommand {
             // The issuer's key: read from the environment above, or on a card, opened only now, once the
             // command line and the program checked out, so a mistake costs no PIN entry.
             var key: PrivateKey?
-            var connection: CardConnection?
+            var connection: SigningCard?
             var cardIssuer: CardIssuer?
             defer { connection?.close() }
             if let software { key = software } else {
-                connection = try cardOptions.connect()
+                connection = try cardOptions.openSigner()
                 do { cardIssuer = try CardIssuer(signer: connection!.signer, path: issuerPath!) } catch {
                     throw CardServiceError.from(error, command: "EXPORT KEY")
                 }

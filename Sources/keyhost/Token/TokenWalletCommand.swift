@@ -48,7 +48,7 @@ struct TokenWalletCommand: ParsableCommand {
                 let walletPath = try options.path()
                 var binding: (publicKey: PublicKey, keyUID: [UInt8], path: String)?
                 if usesCard, let path {
-                    let connection = try cardOptions.connect()
+                    let connection = try cardOptions.openSigner()
                     defer { connection.close() }
                     binding = try CardHolder.binding(connection.signer, path: path)
                 }
