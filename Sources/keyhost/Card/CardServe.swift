@@ -72,7 +72,7 @@ struct CardServe: ParsableCommand {
         switch applet {
         case "3.2", "3": return .v3_2
         case "4.0", "4": return .v4_0
-        default: throw ValidationError("--applet must be 3.2, 4.0 or satochip, not \(applet)")
+        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard) or satochip (Satochip), not \(applet)")
         }
     }
 
