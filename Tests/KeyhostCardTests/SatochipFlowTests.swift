@@ -70,6 +70,14 @@ func makeReadySatochip(seed: String = "satochip") throws -> (card: SoftSatochip,
         #expect(throws: SatochipError.operationNotAllowed(.unblockPIN)) { try pair.client.unblockPIN(puk: satochipPUK) }
     }
 
+    @Test func aTryLimitAbove15CountsInSixBits() throws {
+        let pair = try makeSatochip()
+        try pair.client.select()
+        try pair.client.setup(pin: satochipPIN, puk: satochipPUK, pinTries: 40, pukTries: 3)
+        #expect(throws: SatochipError.wrongPIN(triesLeft: 39)) { try pair.client.verifyPIN(SecretBytes(Array("0000".utf8))) }
+        #expect(try pair.client.getStatus().pinTriesLeft == 39)
+    }
+
     @Test func pukBlocks() throws {
         let pair = try makeReadySatochip()
         for _ in 0..<3 { _ = try? pair.client.verifyPIN(SecretBytes(Array("0000".utf8))) }

@@ -69,7 +69,7 @@ final class TamperingChannel: CardChannel {
 
     @Test func statusWordsMapToTypedErrorsAndUnknownOnesAreKept() throws {
         let cases: [(UInt16, SatochipError)] = [
-            (0x63C2, .wrongPIN(triesLeft: 2)), (0x9C0C, .pinBlocked), (0x9C06, .pinRequired(.verifyPIN)),
+            (0x63C2, .wrongPIN(triesLeft: 2)), (0x63E1, .wrongPIN(triesLeft: 33)), (0x9C0C, .pinBlocked), (0x9C06, .pinRequired(.verifyPIN)),
             (0x9C04, .setupNotDone(.verifyPIN)), (0x9C21, .secureChannelRequired(.verifyPIN)),
             (0x6D00, .instructionNotSupported(.verifyPIN)), (0x6A81, .status(StatusWord(0x6A81), .verifyPIN)),
             (0x6F42, .status(StatusWord(0x6F42), .verifyPIN)),

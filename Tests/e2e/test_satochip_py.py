@@ -84,19 +84,19 @@ def test_status_setup_pin_and_secure_channel(serve):
     assert status["setup_done"] is False and status["is_seeded"] is False
     assert status["needs_secure_channel"] is True
     assert cc.sc is None
-    setup(cc)
+    setup(cc, pin_tries=20)  # beyond 15: the tries count takes 6 bits of SW2 (63C0 + n)
     # SETUP went through the secure channel pysatochip opened on demand.
     assert cc.sc is not None and cc.sc.initialized_secure_channel
     _, _, _, status = cc.card_get_status()
     assert status["setup_done"] is True
-    assert (status["PIN0_remaining_tries"], status["PUK0_remaining_tries"]) == (5, 3)
+    assert (status["PIN0_remaining_tries"], status["PUK0_remaining_tries"]) == (20, 3)
 
     with pytest.raises(WrongPinError) as wrong:
         cc.card_verify_PIN_simple(b"0000")
-    assert wrong.value.pin_left == 4
-    assert cc.card_get_status()[3]["PIN0_remaining_tries"] == 4
+    assert wrong.value.pin_left == 19
+    assert cc.card_get_status()[3]["PIN0_remaining_tries"] == 19
     cc.card_verify_PIN_simple(PIN)
-    assert cc.card_get_status()[3]["PIN0_remaining_tries"] == 5
+    assert cc.card_get_status()[3]["PIN0_remaining_tries"] == 20
 
     # A plain command is refused: the card insists on the channel.
     response, sw1, sw2 = cc.cardservice.connection.transmit([0xB0, 0x42, 0x00, 0x00, 4] + list(PIN))

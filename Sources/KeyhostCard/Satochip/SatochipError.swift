@@ -45,8 +45,9 @@ public enum SatochipError: Error, Equatable, CustomStringConvertible {
     public static func from(_ sw: StatusWord, instruction: SatochipInstruction) -> SatochipError? {
         switch sw.rawValue {
         case 0x9000: return nil
-        case 0x63C0...0x63CF:
-            let tries = Int(sw.rawValue & 0x0F)
+        case 0x63C0...0x63FF:
+            // The applet writes 63C0 + tries left with a 6-bit count (a try limit may be up to 127), as pysatochip reads it.
+            let tries = Int(sw.rawValue & 0x3F)
             if instruction == .unblockPIN { return tries == 0 ? .pukBlocked : .wrongPUK(triesLeft: tries) }
             return tries == 0 ? .pinBlocked : .wrongPIN(triesLeft: tries)
         case 0x9C0C: return instruction == .unblockPIN ? .pukBlocked : .pinBlocked
