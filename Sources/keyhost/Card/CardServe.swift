@@ -55,7 +55,7 @@ struct CardServe: ParsableCommand {
     func validate() throws {
         guard vpcd else { throw ValidationError("say where to serve the card: --vpcd [HOST:PORT]") }
         _ = try endpoint()
-        _ = try appletVersion()
+        if !isSatochip { _ = try appletVersion() }
         guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
         if cardState != nil && legacyState != nil { throw ValidationError("give the state file once: --card-state FILE (--state is its old name)") }
     }
@@ -68,7 +68,6 @@ struct CardServe: ParsableCommand {
     var isSatochip: Bool { applet.lowercased() == "satochip" }
 
     func appletVersion() throws -> AppletVersion {
-        if isSatochip { return .v3_2 }  // unused: the Satochip twin has one version
         switch applet {
         case "3.2", "3": return .v3_2
         case "4.0", "4": return .v4_0
