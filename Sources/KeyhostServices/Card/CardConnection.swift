@@ -39,9 +39,16 @@ public final class CardConnection {
     ///   - frontEnd: how errors are worded and where secrets come from (`CardFrontEnd.commandLine()` for commands).
     ///   - pin, pairingPassword: given secrets; nil to take them from the front end's inputs.
     ///   - access, requirement: how far to open the card, and what it must hold.
-    public init(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
-                pairingPassword: [UInt8]? = nil, access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey) throws {
+    public convenience init(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
+                            pairingPassword: [UInt8]? = nil, access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey) throws {
         let session = try frontEnd.mapping(nil) { try CardOpener.open(request, readers: readers, frontEnd: frontEnd) }
+        try self.init(request, session: session, pin: pin, pairingPassword: pairingPassword, access: access, requirement: requirement)
+    }
+
+    /// The same over a session already opened (by `CardOpener.open(_:transport:frontEnd:)`).
+    public init(_ request: CardOpenRequest, session: CardSession, pin: [UInt8]? = nil, pairingPassword: [UInt8]? = nil,
+                access: CardAccess = .pinVerified, requirement: CardRequirement = .masterKey) throws {
+        let frontEnd = session.frontEnd
         guard let card = session.card else { throw CardServiceError(kind: "connection_lost", "the card session closed while opening") }
         let name = session.readerName
         let info = try frontEnd.mapping("SELECT") { try session.select(card) }

@@ -22,8 +22,10 @@ public struct CardOpenRequest: Sendable {
     public var replay: String?
     /// The software card's state file (virtual reader only); without it the card is new and lives in memory.
     public var state: String?
-    /// The applet of a new software card; an existing state file holding another applet is refused.
+    /// The applet of a new software Keycard; an existing state file holding another applet is refused.
     public var applet: AppletVersion?
+    /// The family of the software card (virtual reader only): nil for what the state file holds, or a new Keycard.
+    public var family: CardFamily?
     /// The software card's number of pairing slots (1...100).
     public var pairingSlots: Int?
     /// Makes the software card's and this host's randomness repeatable (tests, transcripts). Never for a real reader.
@@ -48,4 +50,7 @@ public struct CardOpenRequest: Sendable {
 
     /// Whether the request names the in-process software card.
     public var isVirtual: Bool { replay == nil && (reader ?? "").trimmingWhitespace().lowercased() == CardReaders.virtual }
+
+    /// Whether the request names options that only a software card takes.
+    var namesSoftwareCard: Bool { state != nil || applet != nil || family != nil || pairingSlots != nil || seed != nil }
 }

@@ -9,8 +9,10 @@ public struct CardTransport {
     public let readerName: String
     /// The top of the stack: what the family's command set sends through.
     public let channel: CardChannel
-    /// The software card behind the virtual reader (its fault injection), nil otherwise.
+    /// The software Keycard behind the virtual reader (its fault injection), nil otherwise.
     public let virtualCard: SoftKeycard?
+    /// The family of the software card behind the virtual reader; nil for a real reader or a replay.
+    public let virtualFamily: CardFamily?
     /// The recording channel and where its transcript goes at close.
     public let recorder: RecordingChannel?
     public let recordPath: String?
@@ -23,6 +25,18 @@ public struct CardTransport {
     public let isSoftware: Bool
 }
 
+extension CardTransport {
+    /// Writes the transcript, if one is recorded (mode 0600: PAIR cryptograms and secure channel set-ups are in it).
+    public func writeRecording() throws {
+        guard let recorder, let recordPath else { return }
+        do {
+            try AtomicFile.write(Array(recorder.transcript.text.utf8), to: recordPath, mode: 0o600)
+        } catch let error as AtomicFile.WriteError {
+            throw CardServiceError(kind: "record", "cannot write transcript \(recordPath): \(error.problem)")
+        }
+    }
+}
+
 /// The one card opener: a request (`CardOpenRequest`) and a front end (`CardFrontEnd`) → a `CardSession`, for Lua's
 /// `card.open{}` and every command that opens a card.
 ///
@@ -33,11 +47,12 @@ public struct CardTransport {
 public enum CardOpener {
     /// The Keycard session over the request's transport, not yet SELECTed.
     public static func open(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd) throws -> CardSession {
-        let transport = try self.transport(request, readers: readers, frontEnd: frontEnd)
-        let random: RandomSource = request.seed.map { SeededRandom(seed: Array("\(CardFrontEnd.SeedDomain.client)\($0)".utf8)) } ?? SystemRandom()
-        var trusted = IdentityCertificate.defaultCAKeys + request.trustedCAKeys
-        if transport.isSoftware { trusted.append(SoftKeycard.testCAKey().publicKey) }
-        let card = KeycardCommandSet(channel: transport.channel, random: random, trustedCAKeys: trusted)
+        try open(request, transport: try self.transport(request, readers: readers, frontEnd: frontEnd), frontEnd: frontEnd)
+    }
+
+    /// The Keycard session over `transport` (opened for `request`), not yet SELECTed.
+    public static func open(_ request: CardOpenRequest, transport: CardTransport, frontEnd: CardFrontEnd) throws -> CardSession {
+        let card = KeycardCommandSet(channel: transport.channel, random: random(request), trustedCAKeys: trustedCAKeys(request, transport))
         let store: PairingStore
         switch request.pairingStore {
         case .automatic:
@@ -48,12 +63,25 @@ public enum CardOpener {
         return CardSession(transport: transport, card: card, store: store, frontEnd: frontEnd)
     }
 
+    /// This host's randomness for a session: repeatable with the request's seed (tests, transcripts).
+    static func random(_ request: CardOpenRequest) -> RandomSource {
+        request.seed.map { SeededRandom(seed: Array("\(CardFrontEnd.SeedDomain.client)\($0)".utf8)) } ?? SystemRandom()
+    }
+
+    /// The Keycard certificate authorities: Status' own, the request's, and the software card's test CA for software cards.
+    static func trustedCAKeys(_ request: CardOpenRequest, _ transport: CardTransport) -> [PublicKey] {
+        var trusted = IdentityCertificate.defaultCAKeys + request.trustedCAKeys
+        if transport.isSoftware { trusted.append(SoftKeycard.testCAKey().publicKey) }
+        return trusted
+    }
+
     /// The reader (or software card, or replay) the request names, with recording below tracing so the trace shows
     /// what was recorded.
     public static func transport(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd) throws -> CardTransport {
         let readerName: String
         var base: CardChannel
         var virtualCard: SoftKeycard?
+        var virtualFamily: CardFamily?
         var isSoftware = true
         if let replay = request.replay {
             let text: String
@@ -69,18 +97,24 @@ public enum CardOpener {
             base = try CardServiceError.mapping(nil) { try ReplayChannel(text: text) }
             readerName = "replay \(PathText.lastComponent(replay))"
         } else if request.isVirtual {
-            var options = SoftKeycardOptions()
-            if let applet = request.applet { options.appletVersion = applet }
-            if let slots = request.pairingSlots { options.pairingSlots = slots }
-            if let seed = request.seed { options.randomSeed = Array("\(CardFrontEnd.SeedDomain.virtualCard)\(seed)".utf8) }
-            let card = try CardServiceError.mapping(nil) {
-                try VirtualCards.open(state: request.state, options: options, appletGiven: request.applet != nil)
-            }
-            virtualCard = card
-            base = card
+            let family = try CardServiceError.mapping(nil) { try VirtualCards.family(request) }
+            virtualFamily = family
             readerName = CardReaders.virtual
+            if family == .keycard {
+                var options = SoftKeycardOptions()
+                if let applet = request.applet { options.appletVersion = applet }
+                if let slots = request.pairingSlots { options.pairingSlots = slots }
+                if let seed = request.seed { options.randomSeed = Array("\(CardFrontEnd.SeedDomain.virtualCard)\(seed)".utf8) }
+                let card = try CardServiceError.mapping(nil) {
+                    try VirtualCards.open(state: request.state, options: options, appletGiven: request.applet != nil)
+                }
+                virtualCard = card
+                base = card
+            } else {
+                base = try CardServiceError.mapping(nil) { try VirtualCards.open(family, request) }
+            }
         } else {
-            if request.state != nil || request.applet != nil || request.pairingSlots != nil || request.seed != nil {
+            if request.namesSoftwareCard {
                 throw CardServiceError(kind: "invalid_argument", "a state file, an applet version, a number of pairing slots and a seed are for "
                                        + "the software card only (\(frontEnd.virtualCard))")
             }
@@ -106,7 +140,8 @@ public enum CardOpener {
             tracer = tracing
             base = tracing
         }
-        return CardTransport(readerName: readerName, channel: base, virtualCard: virtualCard, recorder: recorder, recordPath: request.record,
+        return CardTransport(readerName: readerName, channel: base, virtualCard: virtualCard, virtualFamily: virtualFamily,
+                             recorder: recorder, recordPath: request.record,
                              tracer: tracer, counter: counter, isSoftware: isSoftware)
     }
 }

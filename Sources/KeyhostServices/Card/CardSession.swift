@@ -77,15 +77,11 @@ public final class CardSession {
         try? writeRecording()
     }
 
-    /// Writes the transcript (mode 0600: PAIR cryptograms are in it) once, at close.
+    /// Writes the transcript once, at close.
     func writeRecording() throws {
-        guard let recorder, let recordPath, !recordingWritten else { return }
+        guard !recordingWritten else { return }
         recordingWritten = true
-        do {
-            try AtomicFile.write(Array(recorder.transcript.text.utf8), to: recordPath, mode: 0o600)
-        } catch let error as AtomicFile.WriteError {
-            throw CardServiceError(kind: "record", "cannot write transcript \(recordPath): \(error.problem)")
-        }
+        try transport.writeRecording()
     }
 
     /// VERIFY PIN; `pinVerified` says whether it held.

@@ -10,8 +10,9 @@ public final class SigningCard {
     public let readerName: String
     /// Who the card talks to (errors' wording, secrets' sources).
     public let frontEnd: CardFrontEnd
-    /// A stable name for the key the card holds (a Keycard's key UID), keying discovery checkpoints.
-    public let identity: [UInt8]
+    /// A stable name for the key the card holds (its key UID: SHA-256 of the master public key), keying discovery
+    /// checkpoints; asked only when needed, since some families spend a command on it.
+    public let identity: () throws -> [UInt8]
     /// The Keycard session under a Keycard's signer; nil for other families.
     public let keycard: CardConnection?
     private let countAPDUs: () -> Int
@@ -19,7 +20,7 @@ public final class SigningCard {
     private var closed = false
 
     /// A card of any family: `apdus` counts what was sent, `close` ends its session.
-    public init(signer: CardSigner, readerName: String, frontEnd: CardFrontEnd, identity: [UInt8],
+    public init(signer: CardSigner, readerName: String, frontEnd: CardFrontEnd, identity: @escaping () throws -> [UInt8],
                 apdus: @escaping () -> Int, close: @escaping () -> Void) {
         self.signer = signer
         self.readerName = readerName
@@ -36,7 +37,8 @@ public final class SigningCard {
         readerName = connection.readerName
         frontEnd = connection.frontEnd
         let info = connection.card.applicationInfo
-        identity = info?.keyUID ?? info?.instanceUID ?? []
+        let uid = info?.keyUID ?? info?.instanceUID ?? []
+        identity = { uid }
         keycard = connection
         countAPDUs = { connection.apduCount }
         end = { connection.close() }
@@ -55,14 +57,5 @@ public final class SigningCard {
     /// Runs `body`, its card errors worded for this card's front end; `command` names the step for errors that do not.
     public func mapping<R>(_ command: String?, _ body: () throws -> R) throws -> R {
         try frontEnd.mapping(command, body)
-    }
-}
-
-extension CardOpener {
-    /// The card `request` names, opened for signing: today a Keycard (secure channel, PIN from `pin` or the front
-    /// end's inputs); a family without a session to open behind its signer plugs in here.
-    public static func openSigner(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
-                                  pairingPassword: [UInt8]? = nil) throws -> SigningCard {
-        SigningCard(keycard: try CardConnection(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword))
     }
 }

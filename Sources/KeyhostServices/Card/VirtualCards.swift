@@ -15,6 +15,8 @@ import KeyhostCard
 public enum VirtualCards {
     /// The cards opened so far, by absolute state-file path.
     private static let byPath = Mutex<[String: SoftKeycard]>([:])
+    /// The other families' software cards opened so far, by absolute state-file path.
+    private static let othersByPath = Mutex<[String: CardChannel]>([:])
 
     /// The software card of state file `path` (shared per path), or a new one without a file; `appletGiven`: refuse a
     /// state file holding another applet than `options` says.
@@ -41,6 +43,45 @@ public enum VirtualCards {
             throw CardServiceError(kind: "invalid_argument",
                                "virtual card state \(path) holds applet \(card.state.appletVersion), not \(options.appletVersion); "
                                + "drop the 'applet' option or use another state file")
+        }
+    }
+
+    /// The family of the software card `request` names: what its state file holds (a file not yet there, or none:
+    /// the family asked for, by default a Keycard); a file of another family than the one asked for is refused.
+    public static func family(_ request: CardOpenRequest) throws -> CardFamily {
+        let asked = request.family ?? (request.applet != nil ? .keycard : nil)
+        guard let path = request.state, FileManager.default.fileExists(atPath: path) else { return asked ?? .keycard }
+        let held = SoftCardFile.family(path)
+        if let asked, asked != held {
+            throw CardServiceError(kind: "invalid_argument", "virtual card state \(path) holds a \(held), not a \(asked); "
+                                   + "drop the card kind or use another state file")
+        }
+        return held
+    }
+
+    /// A software card of `family` other than Keycard, kept in the request's state file (shared per path) or new.
+    static func open(_ family: CardFamily, _ request: CardOpenRequest) throws -> CardChannel {
+        let seed = request.seed.map { Array("\(CardFrontEnd.SeedDomain.virtualCard)\($0)".utf8) }
+        if request.applet != nil || request.pairingSlots != nil {
+            throw CardServiceError(kind: "invalid_argument", "an applet version and a number of pairing slots are for a software Keycard, not a \(family)")
+        }
+        func make(_ path: String?) throws -> CardChannel {
+            switch family {
+            case .satochip:
+                let options = SoftSatochipOptions(randomSeed: seed)
+                return try path.map { try SoftSatochip(store: SoftSatochipStore(url: URL(fileURLWithPath: $0)), options: options) }
+                    ?? SoftSatochip(options: options)
+            case .keycard, .seedkeeper, .tapsigner, .satscard:
+                throw CardServiceError(kind: "unsupported", "there is no software \(family) in this build")
+            }
+        }
+        guard let path = request.state else { return try make(nil) }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        return try othersByPath.withLock { cards in
+            if let card = cards[absolute], FileManager.default.fileExists(atPath: absolute) { return card }
+            let card = try make(absolute)
+            cards[absolute] = card
+            return card
         }
     }
 }

@@ -65,9 +65,15 @@ public final class DiscoveryCardConnection {
     /// and PIN verified from `pin`, else the front end's input), with a key source over it.
     public init(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
                 pairingPassword: [UInt8]? = nil) throws {
-        card = try CardOpener.openSigner(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword)
-        exporter = CardAccountExporter(signer: card.signer, identity: card.identity)
-        keySource = try exporter.keySource(label: "card in \(card.readerName)")
+        let card = try CardOpener.openSigner(request, readers: readers, frontEnd: frontEnd, pin: pin, pairingPassword: pairingPassword)
+        self.card = card
+        do {
+            exporter = CardAccountExporter(signer: card.signer, identity: try card.mapping(nil) { try card.identity() })
+            keySource = try exporter.keySource(label: "card in \(card.readerName)")
+        } catch {
+            card.close()
+            throw error
+        }
     }
 
     /// APDUs sent so far (selection, secure channel, PIN included).
