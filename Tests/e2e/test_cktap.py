@@ -238,3 +238,21 @@ def test_satscard(serve, tmp_path):
     pubkey1, addr1 = card.get_address(incl_pubkey=True)
     assert addr1 == p2wpkh(pubkey1) and addr1 != addr
     assert card.get_slot_usage(1)[1] == "sealed"
+
+
+def test_cvc_from_environment_and_state_kind(serve, keyhost_bin, tmp_path):
+    """--cvc-env names where a new card's CVC comes from; a state file of the other product is refused."""
+    state_file = tmp_path / "ts.json"
+    serve("tapsigner", "--card-state", str(state_file), "--cvc-env", "TAP_CVC", env={"TAP_CVC": "97531864"})
+    card = tap_card()
+    expect_code(401, card.send_auth, "new", CVC, slot=0, chain_code=hashlib.sha256(b"x").digest())
+    card.send_auth("new", "97531864", slot=0, chain_code=hashlib.sha256(b"x").digest())
+    assert card.get_derivation() == "m/84h/0h/0h"
+    assert "97531864" not in (tmp_path / "serve-tapsigner.log").read_text()
+
+    wrong = subprocess.run([keyhost_bin, "card", "serve", "--vpcd", f"127.0.0.1:{PORT}", "--applet", "satscard",
+                            "--card-state", str(state_file)], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode != 0 and "holds a tapsigner" in wrong.stderr
+    bad = subprocess.run([keyhost_bin, "card", "serve", "--vpcd", "--applet", "satscard", "--cvc-env", "NO_SUCH_VAR_X"],
+                         capture_output=True, text=True, timeout=30, env={k: v for k, v in os.environ.items() if k != "NO_SUCH_VAR_X"})
+    assert bad.returncode != 0 and "NO_SUCH_VAR_X" in bad.stderr
