@@ -15,12 +15,15 @@ import Glibc
 struct CardServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a software Keycard (or Satochip) to the vpcd virtual reader of a running pcscd until stopped.",
+        abstract: "Serve a software Keycard, Satochip, TAPSIGNER or SATSCARD to the vpcd virtual reader of a running pcscd until stopped.",
         discussion: """
             Start the reader first (scripts/virtual-reader start). The card connects to vpcd at HOST:PORT \
             (default 127.0.0.1:35963, reader "Virtual PCD 00 00"; port 35964 is "Virtual PCD 00 01") and \
             reconnects when pcscd restarts. With --card-state the card lives in FILE (created when missing, saved \
             after every command); without it the card exists in memory only. Stop with Ctrl-C or SIGTERM.
+            --applet tapsigner or satscard serves a Coinkite tap card instead (ATR as cktap expects); a new one's CVC \
+            is read from the environment variable named by --cvc-env, else it is 123456 as on Coinkite's emulator. \
+            Its certificates lead to keyhost's test factory root, which cktap calls counterfeit.
             """
     )
 
@@ -39,8 +42,11 @@ struct CardServe: ParsableCommand {
 
     var state: String? { cardState ?? legacyState }
 
-    @Option(help: ArgumentHelp("Applet to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), or satochip (a Satochip, protocol 0.12).", valueName: "version"))
+    @Option(help: ArgumentHelp("Card to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), satochip (a Satochip, protocol 0.12), tapsigner or satscard.", valueName: "applet"))
     var applet: String = "3.2"
+
+    @Option(help: ArgumentHelp("TAPSIGNER/SATSCARD: take a new card's CVC (6 to 32 digits) from environment variable VAR (default 123456).", valueName: "VAR"))
+    var cvcEnv: String?
 
     @Option(help: ArgumentHelp("Pairing slots of a new card.", valueName: "n"))
     var pairingSlots: Int = 10
@@ -55,7 +61,8 @@ struct CardServe: ParsableCommand {
     func validate() throws {
         guard vpcd else { throw ValidationError("say where to serve the card: --vpcd [HOST:PORT]") }
         _ = try endpoint()
-        if !isSatochip { _ = try appletVersion() }
+        if !isSatochip && tapKind == nil { _ = try appletVersion() }
+        if cvcEnv != nil && tapKind == nil { throw ValidationError("--cvc-env is for --applet tapsigner or satscard") }
         guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
         if cardState != nil && legacyState != nil { throw ValidationError("give the state file once: --card-state FILE (--state is its old name)") }
     }
@@ -71,13 +78,17 @@ struct CardServe: ParsableCommand {
         switch applet {
         case "3.2", "3": return .v3_2
         case "4.0", "4": return .v4_0
-        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard) or satochip (Satochip), not \(applet)")
+        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard), satochip, tapsigner or satscard, not \(applet)")
         }
     }
+
+    /// The tap card asked for, or nil for a Keycard.
+    var tapKind: SoftCKTapState.Kind? { SoftCKTapState.Kind(rawValue: applet) }
 
     func run() throws {
         if isSatochip { return try runSatochip() }
         try Failure.exitOnError {
+            if let kind = tapKind { return try serveTapCard(kind) }
             let options = SoftKeycardOptions(appletVersion: try appletVersion(), pairingSlots: pairingSlots,
                                              randomSeed: seed.map { Array($0.utf8) },
                                              selectLengthQuirk: selectLengthQuirk)
@@ -87,13 +98,7 @@ struct CardServe: ParsableCommand {
             } else {
                 card = try SoftKeycard(options: options)
             }
-            let log: (String) -> Void = { line in
-                fputs("keyhost card serve: \(line)\n", stderr)
-            }
-            let served = SoftKeycardVPCDCard(card: card, log: log)
-            VPCDStopSignal.install()
-            let client = VPCDClient(card: served, endpoint: try endpoint(), log: log)
-            client.run()
+            try serve { SoftKeycardVPCDCard(card: card, log: $0) }
         }
     }
 
@@ -106,13 +111,38 @@ struct CardServe: ParsableCommand {
             } else {
                 card = try SoftSatochip(options: options)
             }
-            let log: (String) -> Void = { line in
-                fputs("keyhost card serve: \(line)\n", stderr)
-            }
-            let served = SoftSatochipVPCDCard(card: card, log: log)
-            VPCDStopSignal.install()
-            let client = VPCDClient(card: served, endpoint: try endpoint(), log: log)
-            client.run()
+            try serve { SoftSatochipVPCDCard(card: card, log: $0) }
         }
+    }
+
+    /// A software TAPSIGNER or SATSCARD served the same way.
+    private func serveTapCard(_ kind: SoftCKTapState.Kind) throws {
+        var cvc = SoftCKTapOptions.defaultCVC
+        if let cvcEnv {
+            guard let value = getenv(cvcEnv).map({ String(cString: $0) }) else {
+                throw ValidationError("--cvc-env \(cvcEnv): the environment variable is not set")
+            }
+            let digits = Array(value.utf8)
+            guard CKTap.cvcLengths.contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                throw ValidationError("--cvc-env \(cvcEnv): a CVC is 6 to 32 digits")
+            }
+            cvc = digits
+        }
+        let options = SoftCKTapOptions(kind: kind, cvc: cvc, randomSeed: seed.map { Array($0.utf8) })
+        let card: SoftCKTap
+        if let state {
+            card = try SoftCKTap(store: SoftCKTapStore(url: URL(fileURLWithPath: state)), options: options)
+        } else {
+            card = try SoftCKTap(options: options)
+        }
+        try serve { SoftCKTapVPCDCard(card: card, log: $0) }
+    }
+
+    /// Serves the card `make` builds (given where to log what it cannot answer) until stopped.
+    private func serve(_ make: (@escaping (String) -> Void) -> VPCDCard) throws {
+        let log: (String) -> Void = { line in fputs("keyhost card serve: \(line)\n", stderr) }
+        let served = make(log)
+        VPCDStopSignal.install()
+        VPCDClient(card: served, endpoint: try endpoint(), log: log).run()
     }
 }
