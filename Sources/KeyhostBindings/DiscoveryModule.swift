@@ -62,14 +62,23 @@ enum DiscoveryModule {
             }
             keys = try SeedKeySource(seed: SecretBytes(seed))
         } else {
-            let session = try cardSession(ctx, opts)
-            let card = try session.live()
-            guard card.isSecureChannelOpen, session.pinVerified else {
-                throw LuaArgumentError(1, "option 'card': the session has no verified PIN; call s:auto{...} (or open the secure channel and verify the PIN) first")
+            let cardExporter: CardAccountExporter
+            let readerName: String
+            switch try cardArgument(ctx, opts) {
+            case .session(let session):
+                let card = try session.live()
+                guard card.isSecureChannelOpen, session.pinVerified else {
+                    throw LuaArgumentError(1, "option 'card': the session has no verified PIN; call s:auto{...} (or open the secure channel and verify the PIN) first")
+                }
+                cardExporter = CardAccountExporter(card: card)
+                readerName = session.readerName
+            case .signer(let object):
+                let card = try object.live()
+                cardExporter = CardAccountExporter(signer: card.signer, identity: try cardCall("EXPORT KEY") { try card.identity() })
+                readerName = card.readerName
             }
-            let cardExporter = CardAccountExporter(card: card)
             exporter = cardExporter
-            keys = try cardExporter.keySource(label: "card in \(session.readerName)")
+            keys = try cardExporter.keySource(label: "card in \(readerName)")
         }
 
         // Scheme.
@@ -165,16 +174,14 @@ enum DiscoveryModule {
     }
 
     /// The `card` option as a session object.
-    private static func cardSession(_ ctx: LuaContext, _ opts: Options) throws -> CardSessionObject {
-        let wrong = LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}), got \(opts["card"].typeName)")
-        guard case .reference(let reference) = opts["card"], reference.typeName == "userdata" else { throw wrong }
-        try ctx.push(.reference(reference))
-        let index = ctx.argumentCount
-        if ctx.typeName(index) != CardSessionObject.luaTypeName {
-            throw LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}), got \(ctx.typeName(index))")
+    private static func cardArgument(_ ctx: LuaContext, _ opts: Options) throws -> CardArgument {
+        guard case .reference(let reference) = opts["card"], reference.typeName == "userdata" else {
+            throw LuaArgumentError(1, "option 'card' must be a \(CardSessionObject.luaTypeName) (card.open{...}) or a \(CardSignerObject.luaTypeName) "
+                                   + "(card.signer{...}), got \(opts["card"].typeName)")
         }
-        do { return try ctx.object(index, as: CardSessionObject.self) } catch {
-            throw LuaArgumentError(1, "option 'card': the \(CardSessionObject.luaTypeName) is closed")
+        do { return try CardArgument.card(ctx, reference, what: "option 'card'") } catch let error as LuaError {
+            if case .runtime(let message) = error { throw LuaArgumentError(1, message) }
+            throw error
         }
     }
 

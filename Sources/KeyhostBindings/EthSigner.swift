@@ -1,6 +1,7 @@
 import KeyhostCard
 import KeyhostCrypto
 import KeyhostEthereum
+import KeyhostServices
 import LuaRuntime
 
 /// What signs a 32-byte digest for `tx:sign`, `eth.sign_typed_data` and the signed-message functions of `keyhost.ec`.
@@ -24,6 +25,14 @@ enum EthSigner {
                 defer { session.noteChannel(card) }
                 return try cardCall("SIGN") { try card.sign(digest: digest, mode: mode) }.signature
             }
+        case CardSignerObject.luaTypeName:
+            let card = try ctx.object(i, as: CardSignerObject.self).live()
+            guard let text = try Options(ctx, options, allowed: ["path"] + extra).string("path") else {
+                throw LuaArgumentError(options, "option 'path' is required with a \(CardSignerObject.luaTypeName): the key's path, e.g. \"m/44'/60'/0'/0/0\"")
+            }
+            let path = try CardSignerObject.path(text, argument: options)
+            try cardCall(nil) { try card.signer.check(.signECDSA, path: path) }
+            return { digest in try cardCall("SIGN") { try card.signer.signECDSA(digest: digest, at: path) }.signature }
         case "function":
             _ = try Options(ctx, options, allowed: extra)
             let function = try ctx.function(i)
@@ -44,7 +53,8 @@ enum EthSigner {
                 let key = try KeyArguments.privateKey(ctx, i)
                 return { try key.signRecoverable(digest: $0) }
             }
-            throw LuaArgumentError(i, "\(KeyArguments.privateForms), \(CardSessionObject.luaTypeName) or signer function expected, got \(ctx.typeName(i))")
+            throw LuaArgumentError(i, "\(KeyArguments.privateForms), \(CardSessionObject.luaTypeName), \(CardSignerObject.luaTypeName) or signer function "
+                                   + "expected, got \(ctx.typeName(i))")
         }
     }
 }

@@ -31,8 +31,12 @@ enum PSBTModule {
             let card = try session.live()
             let source = try cardCall("EXPORT KEY") { try PSBTCardKeySource(card: card) }
             return (source, { session.noteChannel(card) })
+        case CardSignerObject.luaTypeName:
+            let signer = try ctx.object(i, as: CardSignerObject.self).live().signer
+            return (try cardCall("EXPORT KEY") { try PSBTCardKeySource(signer: signer) }, {})
         default:
-            throw LuaArgumentError(i, "\(NodeObject.luaTypeName) (the master, from hd.from_mnemonic or hd.from_seed) or \(CardSessionObject.luaTypeName) expected, got \(ctx.typeName(i))")
+            throw LuaArgumentError(i, "\(NodeObject.luaTypeName) (the master, from hd.from_mnemonic or hd.from_seed), \(CardSessionObject.luaTypeName) "
+                                   + "or \(CardSignerObject.luaTypeName) expected, got \(ctx.typeName(i))")
         }
     }
 }

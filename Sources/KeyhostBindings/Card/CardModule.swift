@@ -37,6 +37,11 @@ enum CardModule {
                 ctx.push(object: try open(ctx, sources))
                 return 1
             }
+            // A card of any family, ready to sign: a Keycard (secure channel, PIN), else a Satochip (PIN), …
+            module.function("signer") { ctx in
+                ctx.push(object: try signer(ctx, sources))
+                return 1
+            }
             module.function("default_pairing_store") { ctx in
                 ctx.push(PairingStore.defaultPath())
                 return 1
@@ -46,7 +51,30 @@ enum CardModule {
 
     /// `card.open{}`: the options as a `CardOpenRequest`, opened by `CardOpener` (as every command opens its card).
     static func open(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSessionObject {
-        let opts = try Options(ctx, 1, allowed: openOptions)
+        let request = try self.request(try Options(ctx, 1, allowed: openOptions))
+        return CardSessionObject(session: try cardCall(nil) { try CardOpener.open(request, readers: sources, frontEnd: .lua) })
+    }
+
+    /// `card.signer{}`: `card.open{}`'s options and the secrets, opened for signing by `CardOpener.openSigner`, as
+    /// `--card` of every command opens its card. `family` picks a new software card's family (virtual reader).
+    static func signer(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSignerObject {
+        let opts = try Options(ctx, 1, allowed: openOptions + ["pin", "pairing_password", "family"])
+        var request = try self.request(opts)
+        if let name = try opts.string("family") {
+            guard let family = CardFamily(rawValue: name) else {
+                throw LuaArgumentError(1, "option 'family' is \"\(name)\"; use \(CardFamily.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            }
+            guard request.isVirtual else { throw LuaArgumentError(1, "option 'family' is for reader = \"virtual\" only: a real card says what it is") }
+            request.family = family
+        }
+        var pin = try opts.bytes("pin"), password = try opts.bytes("pairing_password")
+        defer { if pin != nil { zero(&pin!) }; if password != nil { zero(&password!) } }
+        let card = try cardCall(nil) { try CardOpener.openSigner(request, readers: sources, frontEnd: .lua, pin: pin, pairingPassword: password) }
+        return CardSignerObject(card: card)
+    }
+
+    /// The request `card.open{}` and `card.signer{}` options describe.
+    static func request(_ opts: Options) throws -> CardOpenRequest {
         var request = CardOpenRequest(reader: try reader(opts))
         request.trace = try traceMode(opts)
         request.seed = try opts.integer("seed")
@@ -80,7 +108,7 @@ enum CardModule {
         default:
             throw LuaArgumentError(1, "option 'pairing_store' must be a file path or false, got \(opts["pairing_store"].typeName)")
         }
-        return CardSessionObject(session: try cardCall(nil) { try CardOpener.open(request, readers: sources, frontEnd: .lua) })
+        return request
     }
 
     /// `reader = "virtual" | name | index`; without it, the first reader with a card (`ReaderChoice`, as every command).

@@ -254,6 +254,18 @@ extension CardSessionObject {
             table["public_key"] = .string(signature.publicKey.compressed)
             return try ctx.return(.table(table))
         },
+        // The card as a signer of the interface every family shares; closing it leaves this session open.
+        "signer": method(nil) { object, card, ctx in
+            guard card.isSecureChannelOpen, object.pinVerified else {
+                throw BindingError("s:signer() needs the PIN verified: call s:auto{...} (or open the secure channel and verify the PIN) first")
+            }
+            let info = card.applicationInfo
+            let uid = info?.keyUID ?? info?.instanceUID ?? []
+            let session = object.session
+            ctx.push(object: CardSignerObject(card: SigningCard(signer: KeycardSigner(card: card), readerName: object.readerName, frontEnd: .lua,
+                                                                identity: { uid }, apdus: { session.apduCount }, close: {})))
+            return 1
+        },
         "sign_schnorr": method("SIGN") { _, card, ctx in
             let digest = try ctx.bytes(2)
             guard digest.count == 32 else { throw LuaArgumentError(2, "digest of \(digest.count) bytes; Schnorr SIGN takes a 32-byte hash") }

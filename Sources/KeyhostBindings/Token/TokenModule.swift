@@ -108,15 +108,14 @@ enum TokenModule {
         var cardIssuer: CardIssuer?
         if case .reference(let ref) = opts["issuer_card"] {
             guard opts["issuer_key"].isNil else { throw LuaArgumentError(1, "give 'issuer_key' or 'issuer_card', not both") }
-            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'issuer_card'")
+            let signer = try TokenWalletObject.cardSigner(ctx, ref, what: "option 'issuer_card'")
             guard let pathText = try opts.string("issuer_path") else {
                 throw LuaArgumentError(1, "option 'issuer_path' is required with 'issuer_card': the issuer key's path on the card, e.g. \"m/7419'/0'/0'\"")
             }
-            let card = try session.live()
-            try TokenWalletObject.requireVerified(session)
-            cardIssuer = try cardCall("EXPORT KEY") { try CardIssuer(card: card, path: pathText) }
+            cardIssuer = try cardCall("EXPORT KEY") { try CardIssuer(signer: signer, path: pathText) }
         } else if !opts["issuer_card"].isNil {
-            throw LuaArgumentError(1, "option 'issuer_card' must be a \(CardSessionObject.luaTypeName), got \(opts["issuer_card"].typeName)")
+            throw LuaArgumentError(1, "option 'issuer_card' must be a \(CardSessionObject.luaTypeName) or \(CardSignerObject.luaTypeName), "
+                                   + "got \(opts["issuer_card"].typeName)")
         } else if opts.has("issuer_path") {
             throw LuaArgumentError(1, "option 'issuer_path' goes with 'issuer_card'")
         } else {

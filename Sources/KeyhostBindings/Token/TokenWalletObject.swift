@@ -68,19 +68,30 @@ final class TokenWalletObject: LuaObject {
         let opts = try Options(ctx, 2, allowed: ["card", "path"])
         var binding: (publicKey: PublicKey, keyUID: [UInt8], path: String)?
         if case .reference(let ref) = opts["card"] {
-            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
+            let signer = try cardSigner(ctx, ref)
             guard let keyPath = try opts.string("path") else {
                 throw LuaArgumentError(2, "option 'path' is required with 'card': the holder key's derivation path, e.g. \"m/44'/60'/0'/0/0\"")
             }
-            let card = try session.live()
-            try requireVerified(session)
-            binding = try cardCall("EXPORT KEY") { try CardHolder.binding(KeycardSigner(card: card), path: keyPath) }
+            binding = try cardCall("EXPORT KEY") { try CardHolder.binding(signer, path: keyPath) }
         } else if !opts["card"].isNil {
-            throw LuaArgumentError(2, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
+            throw LuaArgumentError(2, "option 'card' must be a \(CardSessionObject.luaTypeName) or \(CardSignerObject.luaTypeName), got \(opts["card"].typeName)")
         } else if opts.has("path") {
             throw LuaArgumentError(2, "option 'path' goes with 'card' (a software holder key has no path)")
         }
         return TokenWalletObject(try tokenCall { try TokenWallet.create(path: path, card: binding) }, path: path)
+    }
+
+    /// The signer of a card given as `{card = …}` (`what` names the option): a Keycard session with the PIN verified,
+    /// or a signer of any family.
+    static func cardSigner(_ ctx: LuaContext, _ reference: LuaReference, what: String = "option 'card'") throws -> CardSigner {
+        switch try CardArgument.card(ctx, reference, what: what) {
+        case .session(let session):
+            let card = try session.live()
+            try requireVerified(session)
+            return KeycardSigner(card: card)
+        case .signer(let object):
+            return try object.live().signer
+        }
     }
 
     static func requireVerified(_ session: CardSessionObject) throws {
@@ -254,15 +265,14 @@ final class TokenWalletObject: LuaObject {
         case .card:
             guard case .reference(let ref) = opts["card"] else {
                 if !opts["card"].isNil {
-                    throw LuaArgumentError(opts.position, "option 'card' must be a \(CardSessionObject.luaTypeName), got \(opts["card"].typeName)")
+                    throw LuaArgumentError(opts.position, "option 'card' must be a \(CardSessionObject.luaTypeName) or \(CardSignerObject.luaTypeName), "
+                                           + "got \(opts["card"].typeName)")
                 }
                 throw TokenBindingError(kind: "card_required",
                     "this wallet's holder key is on a Keycard: pass {card = session} (an open keyhost.card session with the PIN verified)")
             }
-            let session = try ctx.object(ref, as: CardSessionObject.self, what: "option 'card'")
-            let card = try session.live()
-            try Self.requireVerified(session)
-            return try cardCall("EXPORT KEY") { try CardHolder.signer(KeycardSigner(card: card), holder: holder) }
+            let signer = try Self.cardSigner(ctx, ref)
+            return try cardCall("EXPORT KEY") { try CardHolder.signer(signer, holder: holder) }
         }
     }
 }

@@ -55,7 +55,7 @@ struct KeyTarget {
                 throw ValidationError("--path \(text.prefix(80)) does not say where it starts; write it from the master key: m/\(text.prefix(80))")
             }
             if source == .card && path.depth > KeyPath.maxDepth {
-                throw ValidationError("--path \(path) has \(path.depth) levels; a Keycard takes paths of at most \(KeyPath.maxDepth)")
+                throw ValidationError("--path \(path) has \(path.depth) levels; cards (Keycard, Satochip) derive at most \(KeyPath.maxDepth)")
             }
         case .xpub:
             let depth = xpub?.depth ?? 0
