@@ -15,7 +15,7 @@ import Glibc
 struct CardServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a software Keycard (or Satochip) to the vpcd virtual reader of a running pcscd until stopped.",
+        abstract: "Serve a software Keycard (or Satochip, SeedKeeper) to the vpcd virtual reader of a running pcscd until stopped.",
         discussion: """
             Start the reader first (scripts/virtual-reader start). The card connects to vpcd at HOST:PORT \
             (default 127.0.0.1:35963, reader "Virtual PCD 00 00"; port 35964 is "Virtual PCD 00 01") and \
@@ -39,7 +39,7 @@ struct CardServe: ParsableCommand {
 
     var state: String? { cardState ?? legacyState }
 
-    @Option(help: ArgumentHelp("Applet to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), or satochip (a Satochip, protocol 0.12).", valueName: "version"))
+    @Option(help: ArgumentHelp("Applet to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), satochip (a Satochip, protocol 0.12) or seedkeeper (a SeedKeeper, protocol 0.2).", valueName: "version"))
     var applet: String = "3.2"
 
     @Option(help: ArgumentHelp("Pairing slots of a new card.", valueName: "n"))
@@ -55,7 +55,7 @@ struct CardServe: ParsableCommand {
     func validate() throws {
         guard vpcd else { throw ValidationError("say where to serve the card: --vpcd [HOST:PORT]") }
         _ = try endpoint()
-        if !isSatochip { _ = try appletVersion() }
+        if !isSatochip && !isSeedKeeper { _ = try appletVersion() }
         guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
         if cardState != nil && legacyState != nil { throw ValidationError("give the state file once: --card-state FILE (--state is its old name)") }
     }
@@ -66,17 +66,19 @@ struct CardServe: ParsableCommand {
     }
 
     var isSatochip: Bool { applet.lowercased() == "satochip" }
+    var isSeedKeeper: Bool { applet.lowercased() == "seedkeeper" }
 
     func appletVersion() throws -> AppletVersion {
         switch applet {
         case "3.2", "3": return .v3_2
         case "4.0", "4": return .v4_0
-        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard) or satochip (Satochip), not \(applet)")
+        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard), satochip (Satochip) or seedkeeper (SeedKeeper), not \(applet)")
         }
     }
 
     func run() throws {
         if isSatochip { return try runSatochip() }
+        if isSeedKeeper { return try runSeedKeeper() }
         try Failure.exitOnError {
             let options = SoftKeycardOptions(appletVersion: try appletVersion(), pairingSlots: pairingSlots,
                                              randomSeed: seed.map { Array($0.utf8) },
@@ -110,6 +112,25 @@ struct CardServe: ParsableCommand {
                 fputs("keyhost card serve: \(line)\n", stderr)
             }
             let served = SoftSatochipVPCDCard(card: card, log: log)
+            VPCDStopSignal.install()
+            let client = VPCDClient(card: served, endpoint: try endpoint(), log: log)
+            client.run()
+        }
+    }
+
+    func runSeedKeeper() throws {
+        try Failure.exitOnError {
+            let options = SoftSeedKeeperOptions(randomSeed: seed.map { Array($0.utf8) })
+            let card: SoftSeedKeeper
+            if let state {
+                card = try SoftSeedKeeper(store: SoftSeedKeeperStore(url: URL(fileURLWithPath: state)), options: options)
+            } else {
+                card = try SoftSeedKeeper(options: options)
+            }
+            let log: (String) -> Void = { line in
+                fputs("keyhost card serve: \(line)\n", stderr)
+            }
+            let served = SoftSeedKeeperVPCDCard(card: card, log: log)
             VPCDStopSignal.install()
             let client = VPCDClient(card: served, endpoint: try endpoint(), log: log)
             client.run()
