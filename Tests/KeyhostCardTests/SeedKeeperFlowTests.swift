@@ -113,6 +113,30 @@ func sha256Fingerprint(_ bytes: [UInt8]) -> String { Hex.encode(Hash.sha256(byte
         #expect(second.fingerprint != generated.fingerprint)
     }
 
+    /// BIP32 test vectors 1 and 2: a master seed secret derives on the card the keys BIP32 publishes.
+    @Test(arguments: [
+        ("000102030405060708090a0b0c0d0e0f", "m/0'/1",
+         "xpub6ASuArnXKPbfEwhqN6e3mwBcDTgzisQN1wXN9BJcM47sSikHjJf3UFHKkNAWbWMiGj7Wf5uMash7SyYq527Hqck2AxYysAA7xmALppuCkwQ"),
+        ("fffcf9f6f3f0edeae7e4e1dedbd8d5d2cfccc9c6c3c0bdbab7b4b1aeaba8a5a29f9c999693908d8a8784817e7b7875726f6c696663605d5a5754514e4b484542",
+         "m/0",
+         "xpub69H7F5d8KSRgmmdJg2KhpAK8SR3DjMwAdkxj3ZuxV27CprR9LgpeyGmXUbC6wb7ERfvrnKZjXoUmmDznezpbZb7ap6r1D3tgFxHmwMkQTPH"),
+    ])
+    func aMasterSeedSecretDerivesTheBIP32Vectors(_ vector: (String, String, String)) throws {
+        let pair = try makeReadySeedKeeper()
+        let seed = hex(vector.0)
+        let id = try pair.client.importSecret(SecretBytes([UInt8(seed.count)] + seed), type: .masterSeed, exportRights: .plainAllowed, label: "").id
+        let key = try pair.client.extendedKey(seedID: id, at: try DerivationPath(vector.1))
+        let expected = try HDNode(extendedKey: vector.2)
+        #expect(key.publicKey == expected.publicKey && key.chainCode == expected.chainCode)
+        #expect(try pair.client.listSecretHeaders()[0].exportCounter == 1)
+        // Only a master seed, and only one its export rights let out, is derived.
+        let password = try pair.client.importSecret(SecretBytes([1, 65]), type: .password, exportRights: .plainAllowed, label: "").id
+        #expect(throws: SeedKeeperError.wrongSecretType(.getExtendedKey)) { try pair.client.extendedKey(seedID: password, at: try DerivationPath("m")) }
+        let locked = try pair.client.importSecret(SecretBytes([UInt8(seed.count)] + seed), type: .masterSeed, exportRights: .forbidden, label: "").id
+        #expect(throws: SeedKeeperError.exportNotAllowed(id: locked)) { try pair.client.extendedKey(seedID: locked, at: try DerivationPath("m")) }
+        #expect(throws: SeedKeeperError.secretNotFound(id: 99)) { try pair.client.extendedKey(seedID: 99, at: try DerivationPath("m")) }
+    }
+
     @Test func resetSecretFreesItsMemoryAndItsId() throws {
         let pair = try makeReadySeedKeeper()
         let free = try pair.client.seedKeeperStatus().freeMemory

@@ -10,6 +10,8 @@ public enum SeedKeeperInstruction: UInt8, Sendable, CustomStringConvertible {
     case listSecretHeaders = 0xA6
     case getSeedKeeperStatus = 0xA7
     case printLogs = 0xA9
+    /// BIP32 GET EXTENDED KEY from a master seed secret (SeedKeeper 0.2).
+    case getExtendedKey = 0x6D
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum SeedKeeperInstruction: UInt8, Sendable, CustomStringConvertible {
         case .listSecretHeaders: return "LIST SECRET HEADERS"
         case .getSeedKeeperStatus: return "GET SEEDKEEPER STATUS"
         case .printLogs: return "PRINT LOGS"
+        case .getExtendedKey: return "BIP32 GET EXTENDED KEY"
         }
     }
 }
@@ -27,7 +30,7 @@ public enum SeedKeeperInstruction: UInt8, Sendable, CustomStringConvertible {
 /// Constants of the SeedKeeper applet (`Toporin/Seedkeeper-Applet`, protocol 0.2).
 public enum SeedKeeper {
     /// "SeedKeeper".
-    public static let aid: [UInt8] = Array("SeedKeeper".utf8)
+    public static let aid: [UInt8] = CardFamily.seedkeeper.aid
     /// Secret labels are at most 127 bytes.
     public static let maxLabelLength = 127
     /// GENERATE MASTERSEED draws 16...64 bytes.

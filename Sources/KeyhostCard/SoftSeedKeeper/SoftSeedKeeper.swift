@@ -23,7 +23,7 @@ public struct SoftSeedKeeperOptions: Sendable {
 ///
 /// Deliberate differences: ECDSA uses RFC 6979 low-S nonces; secrets are kept in clear in the state file (the
 /// applet encrypts them under a card key); memory is counted without fragmentation; the encrypted (secure) import
-/// and export, export to a Satochip, BIP32/BIP85 derivation, random-secret and 2FA generation, master-password
+/// and export, export to a Satochip, random-secret and 2FA generation, master-password
 /// derivation, NDEF and NFC policy are not emulated (6D00, or 9C05 for a secure transport mode).
 public final class SoftSeedKeeper: CardChannel {
     public internal(set) var state: SoftSeedKeeperState
@@ -174,6 +174,7 @@ public final class SoftSeedKeeper: CardChannel {
         case SeedKeeperInstruction.resetSecret.rawValue: return try resetSecret(apdu)
         case SeedKeeperInstruction.listSecretHeaders.rawValue: return try listSecretHeaders(apdu)
         case SeedKeeperInstruction.printLogs.rawValue: return try printLogs(apdu)
+        case SeedKeeperInstruction.getExtendedKey.rawValue: return try getExtendedKey(apdu)
         default: throw fail(0x6D00)
         }
     }
