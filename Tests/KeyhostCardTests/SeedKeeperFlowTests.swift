@@ -176,6 +176,33 @@ func sha256Fingerprint(_ bytes: [UInt8]) -> String { Hex.encode(Hash.sha256(byte
                 == Array(Hash.sha256([9]).prefix(4)))
     }
 
+    @Test func powerLossEndsTheSessionButNotAnInterruptedImportsLock() throws {
+        let pair = try makeReadySeedKeeper()
+        let header: [UInt8] = [0xC0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10]
+        #expect(try pair.client.session.exchange(0xA1, p1: 0x01, p2: 0x01, data: header).statusWord == .success)
+        pair.card.powerCycle()
+        try pair.client.select()
+        // The applet's lock is persistent: the first command after power loss, whatever it is, breaks it (9C30).
+        #expect(throws: SatochipError.status(StatusWord(0x9C30), .verifyPIN)) { try pair.client.session.verifyPIN(seedKeeperPIN) }
+        try pair.client.session.verifyPIN(seedKeeperPIN)
+        // The half-made object stays, as on the card: listed with no fingerprint, its export refused by the client.
+        let headers = try pair.client.listSecretHeaders()
+        #expect(headers.count == 1 && headers[0].fingerprint == [0, 0, 0, 0])
+        #expect(throws: SeedKeeperError.self) { try pair.client.exportSecret(id: headers[0].id) }
+        pair.card.powerCycle()
+        try pair.client.select()
+        #expect(throws: SeedKeeperError.pinRequired(.listSecretHeaders)) { try pair.client.listSecretHeaders() }
+    }
+
+    @Test func aUTF8LabelRoundTripsAndAnOversizedOneIsRefused() throws {
+        let pair = try makeReadySeedKeeper()
+        let id = try pair.client.importSecret(SecretBytes([1]), type: .data, exportRights: .plainAllowed, label: "wallet ✓").id
+        #expect(try pair.client.exportSecret(id: id).header.labelText == "wallet ✓")
+        #expect(throws: SeedKeeperError.invalidArgument("a secret label is at most 127 bytes of UTF-8, this one has 128")) {
+            try pair.client.importSecret(SecretBytes([1]), type: .data, exportRights: .plainAllowed, label: String(repeating: "x", count: 128))
+        }
+    }
+
     @Test func wrongPINCountsDownAndAnExhaustedPUKResetsTheCard() throws {
         let pair = try makeReadySeedKeeper()
         _ = try pair.client.importSecret(SecretBytes([1, 2, 3]), type: .data, exportRights: .plainAllowed, label: "gone soon")

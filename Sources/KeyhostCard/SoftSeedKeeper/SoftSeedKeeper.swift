@@ -24,7 +24,8 @@ public struct SoftSeedKeeperOptions: Sendable {
 /// Deliberate differences: ECDSA uses RFC 6979 low-S nonces; secrets are kept in clear in the state file (the
 /// applet encrypts them under a card key); memory is counted without fragmentation; the encrypted (secure) import
 /// and export, export to a Satochip, random-secret and 2FA generation, master-password
-/// derivation, NDEF and NFC policy are not emulated (6D00, or 9C05 for a secure transport mode).
+/// derivation, NDEF and NFC policy are not emulated (6D00, or 9C05 for a secure transport mode); the lock of an
+/// interrupted import or export lives in memory only (the applet's survives a restart of the state file too).
 public final class SoftSeedKeeper: CardChannel {
     public internal(set) var state: SoftSeedKeeperState
     let random: RandomSource
@@ -95,12 +96,13 @@ public final class SoftSeedKeeper: CardChannel {
         return state
     }
 
-    /// Power loss: the session goes, the persistent state stays.
+    /// Power loss: the session goes, the persistent state stays. The lock of an interrupted import or export
+    /// stays too (the applet keeps its lock_* fields in persistent memory), so the next command but GET STATUS
+    /// and the secure channel's answers 9C30 once.
     public func powerCycle() {
         selected = false
         pinVerified = false
         channel = nil
-        lock = nil
         listCursor = nil
         logCursor = nil
     }

@@ -12,8 +12,9 @@ public struct SoftSeedKeeperSecret: Codable, Equatable, Sendable {
     static func objectSize(header: Int, secret count: Int) -> Int { header + count + 16 - count % 16 }
 }
 
-/// Everything a SeedKeeper keeps in persistent memory. Session state (secure channel, PIN verified, the lock of
-/// a multi-step import or export, the listing and log iterators) is not here: it goes on SELECT or power loss.
+/// Everything a SeedKeeper keeps in persistent memory. Session state (secure channel, PIN verified, the listing
+/// and log iterators) is not here: it goes on SELECT or power loss. The lock of a multi-step import or export is
+/// not here either: the card object keeps it across power loss, not across a reload of this file.
 ///
 /// This is a test card: the authentikey, PIN, PUK and secrets are stored in clear.
 public struct SoftSeedKeeperState: Codable, Equatable, Sendable {
