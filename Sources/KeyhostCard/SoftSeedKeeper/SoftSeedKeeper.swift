@@ -191,16 +191,9 @@ public final class SoftSeedKeeper: CardChannel {
     }
 
     func initSecureChannel(_ apdu: CommandAPDU) throws -> [UInt8] {
-        guard apdu.data.count >= 65 else { throw fail(0x6700) }
-        guard apdu.data[0] == 0x04, let hostKey = try? PublicKey(bytes: Array(apdu.data.prefix(65))) else { throw fail(0x9C0F) }
-        let ephemeral = random.privateKey()
-        let shared = try ephemeral.sharedSecretX(with: hostKey)
-        channel = try SoftSatochipChannel(sharedX: shared.revealedBytes())
-        var answer = [0x00, 0x20] + Array(ephemeral.publicKey.uncompressed[1..<33])
-        let selfSig = try ephemeral.sign(digest: Hash.sha256(answer)).der
-        answer += [0x00, UInt8(selfSig.count)] + selfSig
-        let authSig = try authentikeyPrivate().sign(digest: Hash.sha256(answer)).der
-        return answer + [0x00, UInt8(authSig.count)] + authSig
+        let opened = try SoftSatochipFamilyCard.initSecureChannel(apdu, authentikey: try authentikeyPrivate(), random: random)
+        channel = opened.channel
+        return opened.answer
     }
 
     func authentikeyPrivate() throws -> PrivateKey {
@@ -209,34 +202,15 @@ public final class SoftSeedKeeper: CardChannel {
     }
 
     /// `[32 | authentikey x | sig_size | self-signature]` (no PIN needed on SeedKeeper).
-    func authentikeyAnswer() throws -> [UInt8] {
-        let key = try authentikeyPrivate()
-        let answer = [0x00, 0x20] + Array(key.publicKey.uncompressed[1..<33])
-        let sig = try key.sign(digest: Hash.sha256(answer)).der
-        return answer + [0x00, UInt8(sig.count)] + sig
-    }
+    func authentikeyAnswer() throws -> [UInt8] { try SoftSatochipFamilyCard.authentikeyAnswer(try authentikeyPrivate()) }
 
     func exportCertificate(_ apdu: CommandAPDU) throws -> [UInt8] {
         try requirePIN()
-        let size = state.certificate.count
-        switch apdu.p2 {
-        case 0x01: return [UInt8(size >> 8), UInt8(size & 0xFF)]
-        case 0x02:
-            guard apdu.data.count >= 4 else { throw fail(0x6700) }
-            let offset = Int(apdu.data[0]) << 8 | Int(apdu.data[1])
-            let chunk = Int(apdu.data[2]) << 8 | Int(apdu.data[3])
-            guard offset < size, offset + chunk <= size, chunk <= 255 else { throw fail(0x6700) }
-            return Array(state.certificate[offset..<(offset + chunk)])
-        default: throw fail(0x9C11)
-        }
+        return try SoftSatochipFamilyCard.exportCertificate(apdu, certificate: state.certificate)
     }
 
     func challengeResponse(_ apdu: CommandAPDU) throws -> [UInt8] {
         try requirePIN()
-        guard apdu.data.count >= 32 else { throw fail(0x6700) }
-        let cardChallenge = random.bytes(32)
-        let signed = Array("Challenge:".utf8) + cardChallenge + Array(apdu.data.prefix(32))
-        let sig = try authentikeyPrivate().sign(digest: Hash.sha256(signed)).der
-        return cardChallenge + [0x00, UInt8(sig.count)] + sig
+        return try SoftSatochipFamilyCard.challengeResponse(apdu, authentikey: try authentikeyPrivate(), random: random)
     }
 }
