@@ -2,11 +2,16 @@ import KeyhostCrypto
 
 /// The Satochip client: one method per applet command, over any `CardChannel`.
 ///
+/// The same session (SELECT, GET STATUS, secure channel, PIN, label, authenticity PKI) drives Satochip's sibling
+/// applets, which share the applet's CardEdge code: `SeedKeeperCommandSet` holds one selected by the SeedKeeper AID.
+///
 /// Once GET STATUS says the card needs a secure channel, every command but GET STATUS and INIT SECURE CHANNEL is
 /// wrapped in one, opened on first use as pysatochip does.
 public final class SatochipCommandSet {
     public let channel: CardChannel
     public let random: RandomSource
+    /// The applet SELECT names (Satochip's unless a sibling's).
+    public let aid: [UInt8]
     /// The last GET STATUS answer.
     public internal(set) var status: SatochipStatus?
     /// The card's authentikey once a signed answer has shown it (IMPORT SEED, GET AUTHENTIKEY, INIT SECURE CHANNEL).
@@ -15,9 +20,10 @@ public final class SatochipCommandSet {
     public internal(set) var loadedKey: PublicKey?
     var secureChannel: SatochipSecureChannel?
 
-    public init(channel: CardChannel, random: RandomSource = SystemRandom()) {
+    public init(channel: CardChannel, random: RandomSource = SystemRandom(), aid: [UInt8] = Satochip.aid) {
         self.channel = channel
         self.random = random
+        self.aid = aid
     }
 
     public var isSecureChannelOpen: Bool { secureChannel != nil }
@@ -31,19 +37,24 @@ public final class SatochipCommandSet {
     /// throwing the mapped error on any status but 9000.
     @discardableResult
     func send(_ ins: SatochipInstruction, p1: UInt8 = 0, p2: UInt8 = 0, data: [UInt8] = []) throws -> [UInt8] {
-        let command = CommandAPDU(cla: Satochip.cla, ins: ins.rawValue, p1: p1, p2: p2, data: data)
-        let response: ResponseAPDU
-        if status?.needsSecureChannel == true && !Self.plainInstructions.contains(ins) {
-            if secureChannel == nil { try openSecureChannel() }
-            guard let sc = secureChannel else { throw SatochipError.secureChannelRequired(ins) }
-            let answer = try channel.transmit(try sc.wrap(command, random: random))
-            if [0x9C21, 0x9C22, 0x9C23].contains(answer.statusWord.rawValue) { secureChannel = nil }
-            response = try sc.unwrap(answer, for: ins)
-        } else {
-            response = try channel.transmit(command)
-        }
+        let response = try exchange(ins.rawValue, p1: p1, p2: p2, data: data, naming: ins)
         if let error = SatochipError.from(response.statusWord, instruction: ins) { throw error }
         return response.data
+    }
+
+    /// Sends any applet instruction (a sibling applet's too) through the secure channel when the card needs one,
+    /// and returns the inner answer whatever its status word; channel failures are reported under `naming`.
+    func exchange(_ ins: UInt8, p1: UInt8 = 0, p2: UInt8 = 0, data: [UInt8] = [],
+                  naming: SatochipInstruction = .processSecureChannel) throws -> ResponseAPDU {
+        let command = CommandAPDU(cla: Satochip.cla, ins: ins, p1: p1, p2: p2, data: data)
+        guard status?.needsSecureChannel == true && !Self.plainInstructions.contains(where: { $0.rawValue == ins }) else {
+            return try channel.transmit(command)
+        }
+        if secureChannel == nil { try openSecureChannel() }
+        guard let sc = secureChannel else { throw SatochipError.secureChannelRequired(naming) }
+        let answer = try channel.transmit(try sc.wrap(command, random: random))
+        if [0x9C21, 0x9C22, 0x9C23].contains(answer.statusWord.rawValue) { secureChannel = nil }
+        return try sc.unwrap(answer, for: naming)
     }
 
     // MARK: - Session
@@ -53,7 +64,7 @@ public final class SatochipCommandSet {
     public func select() throws -> SatochipStatus {
         secureChannel = nil
         loadedKey = nil
-        let response = try channel.transmit(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00, data: Satochip.aid))
+        let response = try channel.transmit(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00, data: aid))
         guard response.statusWord == .success else { throw SatochipError.notSatochip(response.statusWord) }
         return try getStatus()
     }

@@ -162,27 +162,11 @@ extension SoftSatochip {
 
     func exportCertificate(_ apdu: CommandAPDU) throws -> [UInt8] {
         try requirePIN()
-        let size = state.certificate.count
-        switch apdu.p2 {
-        case 0x01:
-            return [UInt8(size >> 8), UInt8(size & 0xFF)]
-        case 0x02:
-            guard apdu.data.count >= 4 else { throw fail(0x6700) }
-            let offset = Int(apdu.data[0]) << 8 | Int(apdu.data[1])
-            let chunk = Int(apdu.data[2]) << 8 | Int(apdu.data[3])
-            guard offset < size, offset + chunk <= size, chunk <= 255 else { throw fail(0x6700) }
-            return Array(state.certificate[offset..<(offset + chunk)])
-        default:
-            throw fail(0x9C11)
-        }
+        return try SoftSatochipFamilyCard.exportCertificate(apdu, certificate: state.certificate)
     }
 
     func challengeResponse(_ apdu: CommandAPDU) throws -> [UInt8] {
         try requirePIN()
-        guard apdu.data.count >= 32 else { throw fail(0x6700) }
-        let cardChallenge = random.bytes(32)
-        let signed = Array("Challenge:".utf8) + cardChallenge + Array(apdu.data.prefix(32))
-        let sig = try authentikeyPrivate().sign(digest: Hash.sha256(signed)).der
-        return cardChallenge + [0x00, UInt8(sig.count)] + sig
+        return try SoftSatochipFamilyCard.challengeResponse(apdu, authentikey: try authentikeyPrivate(), random: random)
     }
 }

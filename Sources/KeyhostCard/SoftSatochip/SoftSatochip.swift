@@ -177,16 +177,9 @@ public final class SoftSatochip: CardChannel {
     }
 
     func initSecureChannel(_ apdu: CommandAPDU) throws -> [UInt8] {
-        guard apdu.data.count >= 65 else { throw fail(0x6700) }
-        guard apdu.data[0] == 0x04, let hostKey = try? PublicKey(bytes: Array(apdu.data.prefix(65))) else { throw fail(0x9C0F) }
-        let ephemeral = random.privateKey()
-        let shared = try ephemeral.sharedSecretX(with: hostKey)
-        channel = try SoftSatochipChannel(sharedX: shared.revealedBytes())
-        var answer = [0x00, 0x20] + Array(ephemeral.publicKey.uncompressed[1..<33])
-        let selfSig = try ephemeral.sign(digest: Hash.sha256(answer)).der
-        answer += [0x00, UInt8(selfSig.count)] + selfSig
-        let authSig = try authentikeyPrivate().sign(digest: Hash.sha256(answer)).der
-        return answer + [0x00, UInt8(authSig.count)] + authSig
+        let opened = try SoftSatochipFamilyCard.initSecureChannel(apdu, authentikey: try authentikeyPrivate(), random: random)
+        channel = opened.channel
+        return opened.answer
     }
 
     func authentikeyPrivate() throws -> PrivateKey {
@@ -195,12 +188,7 @@ public final class SoftSatochip: CardChannel {
     }
 
     /// `[32 | authentikey x | sig_size | self-signature]`.
-    func authentikeyAnswer() throws -> [UInt8] {
-        let key = try authentikeyPrivate()
-        let answer = [0x00, 0x20] + Array(key.publicKey.uncompressed[1..<33])
-        let sig = try key.sign(digest: Hash.sha256(answer)).der
-        return answer + [0x00, UInt8(sig.count)] + sig
-    }
+    func authentikeyAnswer() throws -> [UInt8] { try SoftSatochipFamilyCard.authentikeyAnswer(try authentikeyPrivate()) }
 }
 
 /// The card side of the secure channel: checks the MAC and the IV counter of each command, answers under the

@@ -15,7 +15,7 @@ import Glibc
 struct CardServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a software Keycard, Satochip, TAPSIGNER or SATSCARD to the vpcd virtual reader of a running pcscd until stopped.",
+        abstract: "Serve a software Keycard, Satochip, SeedKeeper, TAPSIGNER or SATSCARD to the vpcd virtual reader of a running pcscd until stopped.",
         discussion: """
             Start the reader first (scripts/virtual-reader start). The card connects to vpcd at HOST:PORT \
             (default 127.0.0.1:35963, reader "Virtual PCD 00 00"; port 35964 is "Virtual PCD 00 01") and \
@@ -42,7 +42,7 @@ struct CardServe: ParsableCommand {
 
     var state: String? { cardState ?? legacyState }
 
-    @Option(help: ArgumentHelp("Card to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), satochip (a Satochip, protocol 0.12), tapsigner or satscard.", valueName: "applet"))
+    @Option(help: ArgumentHelp("Card to emulate: Keycard 3.2 (secure channel v1) or 4.0 (secure channel v2), satochip (a Satochip, protocol 0.12), seedkeeper (a SeedKeeper, protocol 0.2), tapsigner or satscard.", valueName: "applet"))
     var applet: String = "3.2"
 
     @Option(help: ArgumentHelp("TAPSIGNER/SATSCARD: take a new card's CVC (6 to 32 digits) from environment variable VAR (default 123456).", valueName: "VAR"))
@@ -61,7 +61,7 @@ struct CardServe: ParsableCommand {
     func validate() throws {
         guard vpcd else { throw ValidationError("say where to serve the card: --vpcd [HOST:PORT]") }
         _ = try endpoint()
-        if !isSatochip && tapKind == nil { _ = try appletVersion() }
+        if !isSatochip && !isSeedKeeper && tapKind == nil { _ = try appletVersion() }
         if cvcEnv != nil && tapKind == nil { throw ValidationError("--cvc-env is for --applet tapsigner or satscard") }
         guard (1...255).contains(pairingSlots) else { throw ValidationError("--pairing-slots must be 1...255") }
         if cardState != nil && legacyState != nil { throw ValidationError("give the state file once: --card-state FILE (--state is its old name)") }
@@ -73,12 +73,13 @@ struct CardServe: ParsableCommand {
     }
 
     var isSatochip: Bool { applet.lowercased() == "satochip" }
+    var isSeedKeeper: Bool { applet.lowercased() == "seedkeeper" }
 
     func appletVersion() throws -> AppletVersion {
         switch applet {
         case "3.2", "3": return .v3_2
         case "4.0", "4": return .v4_0
-        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard), satochip, tapsigner or satscard, not \(applet)")
+        default: throw ValidationError("--applet must be 3.2 or 4.0 (Keycard), satochip, seedkeeper, tapsigner or satscard, not \(applet)")
         }
     }
 
@@ -87,6 +88,7 @@ struct CardServe: ParsableCommand {
 
     func run() throws {
         if isSatochip { return try runSatochip() }
+        if isSeedKeeper { return try runSeedKeeper() }
         try Failure.exitOnError {
             if let kind = tapKind { return try serveTapCard(kind) }
             let options = SoftKeycardOptions(appletVersion: try appletVersion(), pairingSlots: pairingSlots,
@@ -144,5 +146,19 @@ struct CardServe: ParsableCommand {
         let served = make(log)
         VPCDStopSignal.install()
         VPCDClient(card: served, endpoint: try endpoint(), log: log).run()
+    }
+
+    /// A software SeedKeeper served the same way.
+    func runSeedKeeper() throws {
+        try Failure.exitOnError {
+            let options = SoftSeedKeeperOptions(randomSeed: seed.map { Array($0.utf8) })
+            let card: SoftSeedKeeper
+            if let state {
+                card = try SoftSeedKeeper(store: SoftSeedKeeperStore(url: URL(fileURLWithPath: state)), options: options)
+            } else {
+                card = try SoftSeedKeeper(options: options)
+            }
+            try serve { SoftSeedKeeperVPCDCard(card: card, log: $0) }
+        }
     }
 }
