@@ -20,7 +20,9 @@ def test_card_list_is_the_same_list(keyhost_bin):
         local json, hex = require 'keyhost.json', require 'keyhost.hex'
         local rows = {}
         for _, r in ipairs(require('keyhost.card').list()) do
-          rows[#rows + 1] = { index = r.index, name = r.name, card_present = r.card_present, atr = r.atr and hex.encode(r.atr) or json.null }
+          local row = { index = r.index, name = r.name, card_present = r.card_present, atr = r.atr and hex.encode(r.atr) or json.null }
+          if r.card_present then row.applets = r.applets or json.null; row.problem = r.problem or json.null end
+          rows[#rows + 1] = row
         end
         print(json.encode(rows))""")
     if cli.returncode != 0:

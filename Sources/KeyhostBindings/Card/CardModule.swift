@@ -25,7 +25,7 @@ enum CardModule {
             }
             // What `keyhost card list` shows: each real reader's index, name, whether a card is in it and its ATR.
             module.function("list") { ctx in
-                try ctx.return(LuaValue(record: try cardCall(nil) { try CardReaderState.listRecord(sources) }))
+                try ctx.return(LuaValue(record: try cardCall(nil) { try CardReaderState.listRecord(sources, identify: true) }))
             }
             // The software card's certificate authority: trust it (trusted_ca_keys) to talk to a card
             // that `keyhost card serve --applet 4.0` serves through a real reader.
@@ -40,6 +40,15 @@ enum CardModule {
             // A card of any family, ready to sign: a Keycard (secure channel, PIN), else a Satochip (PIN), …
             module.function("signer") { ctx in
                 ctx.push(object: try signer(ctx, sources))
+                return 1
+            }
+            // A Satochip: `keyhost card satochip …`'s commands as methods.
+            module.function("open_satochip") { ctx in
+                ctx.push(object: try openSatochip(ctx, sources))
+                return 1
+            }
+            module.function("satochip_test_ca_key") { ctx in
+                ctx.push(bytes: SoftSatochip.testCAKey().publicKey.compressed)
                 return 1
             }
             module.function("default_pairing_store") { ctx in

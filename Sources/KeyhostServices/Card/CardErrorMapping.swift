@@ -10,6 +10,8 @@ extension CardServiceError {
             return error
         case let error as KeycardError:
             return from(keycard: error, command: command)
+        case let error as SatochipError:
+            return from(satochip: error, command: command)
         case let error as CardChannelError:
             switch error {
             case .connectionLost:

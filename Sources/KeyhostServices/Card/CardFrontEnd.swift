@@ -17,6 +17,11 @@ public struct CardFrontEnd: Sendable {
     public var setUp: String
     /// How a card is given a master key.
     public var loadKey: String
+    /// How a Satochip is set up, and given a seed.
+    public var satochipSetUp: String
+    public var satochipImportSeed: String
+    /// How a certificate authority is trusted (a Satochip's, here).
+    public var trustCA: String
     /// How this host gives its pairing slot back, and frees the others.
     public var unpairAdvice: String
     /// Where the PIN comes from when the caller passed none.
@@ -35,6 +40,8 @@ public struct CardFrontEnd: Sendable {
     public static let lua = CardFrontEnd(
         virtualCard: "reader = \"virtual\"", readerList: "card.list()",
         setUp: "s:init{pin = ..., puk = ..., pairing_password = ...}", loadKey: "load or generate one first (s:load_seed, s:generate_key)",
+        satochipSetUp: "set it up with s:setup{pin = ..., puk = ...} (card.open_satochip)", satochipImportSeed: "import one with s:import_seed(seed)",
+        trustCA: "open the card with trusted_ca_keys = { <its key> }",
         unpairAdvice: "s:unpair(index) gives this one back, s:unpair_others() frees the rest",
         pin: SecretInput(what: "PIN", environment: Environment.pin,
                          hint: "pass pin = ..., set \(Environment.pin), or run keyhost on a terminal to be asked"),
@@ -49,6 +56,8 @@ public struct CardFrontEnd: Sendable {
         CardFrontEnd(
             virtualCard: virtualCard, readerList: "'keyhost card list'",
             setUp: "keyhost card init", loadKey: "load one with keyhost card load-seed or generate one with keyhost card generate-key",
+            satochipSetUp: "set it up with keyhost card satochip setup", satochipImportSeed: "import one with keyhost card satochip import-seed",
+            trustCA: "name its public key with --trusted-ca KEY",
             unpairAdvice: "keyhost card unpair gives this one back, keyhost card unpair --others frees the rest",
             pin: commandLineSecret("PIN", Environment.pin, option: "--pin-env", variable: pinVariable),
             pairingPassword: commandLineSecret("pairing password", Environment.pairingPassword, option: "--pairing-password-env",

@@ -44,24 +44,12 @@ extension CardOpener {
     /// A Satochip, set up and seeded, its PIN verified over the secure channel.
     private static func openSatochip(_ transport: CardTransport, _ request: CardOpenRequest, frontEnd: CardFrontEnd,
                                      pin: [UInt8]?) throws -> SigningCard {
-        let card = SatochipCommandSet(channel: transport.channel, random: random(request))
-        let name = transport.readerName
-        let status = try frontEnd.mapping("SELECT") { try card.select() }
-        guard status.isSetupDone else {
-            throw CardServiceError(kind: "not_initialized", "the Satochip in \(name) is not set up; set it up with its PIN and PUK first (pysatochip, "
-                                   + "or Satochip's own tool)")
-        }
-        guard status.isSeeded else {
-            throw CardServiceError(kind: "no_key", "the Satochip in \(name) holds no seed; import one first (pysatochip, or Satochip's own tool)")
-        }
-        let secret = try frontEnd.pin.resolve(pin)
-        try frontEnd.mapping("VERIFY PIN") { try card.verifyPIN(secret) }
-        let signer = SatochipSigner(card: card)
-        return SigningCard(signer: signer, readerName: name, frontEnd: frontEnd, identity: { try CardHolder.keyUID(signer) },
-                           apdus: { transport.counter.count }, close: {
-            card.closeSecureChannel()
-            try? transport.writeRecording()
-        })
+        let connection = try SatochipConnection(transport, request, frontEnd: frontEnd)
+        try connection.requireSeed()
+        try connection.verifyPIN(pin)
+        let signer = SatochipSigner(card: connection.card)
+        return SigningCard(signer: signer, readerName: connection.readerName, frontEnd: frontEnd, identity: { try CardHolder.keyUID(signer) },
+                           apdus: { transport.counter.count }, close: { connection.close() })
     }
 }
 

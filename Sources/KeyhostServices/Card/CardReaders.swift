@@ -34,14 +34,45 @@ public struct CardReaderState: Sendable, Equatable {
     }
 
     /// The readers of `sources` as `keyhost card list --json` prints them and Lua's `card.list()` returns them:
-    /// `{index, name, card_present, atr}`, numbered from 0 as every command names readers (no virtual reader).
-    public static func listRecord(_ sources: [CardReaderSource]) throws -> Record {
-        var states: [CardReaderState] = []
-        for source in sources { states += try source.readerStates().filter { $0.name != CardReaders.virtual } }
-        return .array(states.enumerated().map { index, state in
-            ["index": .count(index), "name": .string(state.name), "card_present": state.cardPresent.map(Record.bool) ?? .null,
-             "atr": state.cardPresent == true ? .bytes(state.atr) : .null]
+    /// `{index, name, card_present, atr}`, numbered from 0 as every command names readers (no virtual reader). With
+    /// `identify`, each card present is probed (`CardIdentification`, SELECTs only, shared access) and the reader gets
+    /// `applets`: `[{family, version, state}]`, or null with `problem` saying why the card could not be read.
+    public static func listRecord(_ sources: [CardReaderSource], identify: Bool = false) throws -> Record {
+        var states: [(CardReaderState, CardReaderSource)] = []
+        for source in sources { states += try source.readerStates().filter { $0.name != CardReaders.virtual }.map { ($0, source) } }
+        return .array(states.enumerated().map { index, entry in
+            let (state, source) = entry
+            var fields: [(String, Record)] = [
+                ("index", .count(index)), ("name", .string(state.name)), ("card_present", state.cardPresent.map(Record.bool) ?? .null),
+                ("atr", state.cardPresent == true ? .bytes(state.atr) : .null),
+            ]
+            if identify && state.cardPresent == true {
+                let found = CardIdentification.applets(in: state.name, of: source)
+                fields.append(("applets", found.applets.map { Record.array($0.map(CardIdentification.record)) } ?? Record.null))
+                fields.append(("problem", .string(found.problem)))
+            }
+            return .object(fields)
         })
+    }
+}
+
+extension CardIdentification {
+    /// The applets of the card in `reader`, probed over a shared connection; nil with the reason when the card cannot
+    /// be read (another application holds it exclusively, it does not answer, …).
+    public static func applets(in reader: String, of source: CardReaderSource) -> (applets: [CardIdentity]?, problem: String?) {
+        do {
+            let channel = try CardServiceError.mapping(nil) { try source.connect(reader: reader, options: CardConnectOptions()) }
+            let result = try CardServiceError.mapping("SELECT") { try identify(channel) }
+            if result.found.isEmpty, let first = result.unreadable.first { return (nil, first) }
+            return (result.found, nil)
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    /// One applet as `card list --json` prints it: `{family, version, state}`.
+    public static func record(_ identity: CardIdentity) -> Record {
+        .object([("family", .string(identity.family.rawValue)), ("version", .string(identity.version)), ("state", .string(identity.state))])
     }
 }
 

@@ -4,7 +4,7 @@ import ArgumentParser
 struct CardCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "card",
-        abstract: "Use a Keycard (PC/SC reader or the software card): set it up, pair, PINs, keys, signatures.",
+        abstract: "Use a Keycard (PC/SC reader or the software card): set it up, pair, PINs, keys, signatures; a Satochip with 'card satochip'.",
         discussion: """
             Every command takes --reader (a name, a number from 'keyhost card list', or 'virtual' with --card-state FILE \
             for the software card) and --json (one object whose names are the Lua result tables'; errors as \
@@ -14,6 +14,7 @@ struct CardCommand: ParsableCommand {
         subcommands: [CardServe.self, CardList.self, CardInfo.self, CardStatus.self, CardInit.self, CardPair.self, CardUnpair.self,
                       CardVerifyPIN.self, CardChangePIN.self, CardChangePUK.self, CardChangePairingPassword.self, CardUnblockPIN.self,
                       CardLoadSeed.self, CardGenerateKey.self, CardGenerateMnemonic.self, CardRemoveKey.self, CardExportKey.self,
-                      CardSign.self, CardSetPinlessPath.self, CardGetData.self, CardStoreData.self, CardFactoryReset.self]
+                      CardSign.self, CardSetPinlessPath.self, CardGetData.self, CardStoreData.self, CardFactoryReset.self,
+                      CardSatochip.self]
     )
 }

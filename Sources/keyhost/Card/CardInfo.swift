@@ -18,8 +18,8 @@ import Glibc
 struct CardInfo: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "SELECT the Keycard applet and print what it tells about itself.",
-        discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised; on 4.x the identity public key and whether its certificate chains to a trusted CA (a warning on standard error when it does not: add --trusted-ca for a CA you trust)."
+        abstract: "SELECT the card's applet and print what it tells about itself (a Keycard, else a Satochip or what the card holds).",
+        discussion: "Instance UID, applet version, secure channel public key, free pairing slots, key UID, capabilities, and whether the card is initialised; on 4.x the identity public key and whether its certificate chains to a trusted CA (a warning on standard error when it does not: add --trusted-ca for a CA you trust). A card without a Keycard applet: its family, version and state; a Satochip's status, and with KEYHOST_PIN (or --pin-env) set its label and whether its device certificate chains to a trusted CA (never a prompt)."
             + "\n" + HelpExamples.text(
                 "keyhost card info                                  # the first reader with a card",
                 "keyhost card info --reader virtual --card-state c.json --json")
@@ -52,9 +52,22 @@ struct CardInfo: ParsableCommand {
             // The same connection as every other card command (reader choice, trace); a missing state file is
             // looked at without being created.
             let protocolName = transmissionProtocol.lowercased().replacing("=", with: "")
-            let connection = try card.connect(access: .selected, requirement: .anything, creates: true, lookOnly: true,
-                                                 connectOptions: CardConnectOptions(wait: wait, exclusive: exclusive,
-                                                                                    transmissionProtocol: protocolName == "any" ? nil : protocolName))
+            let request = try card.openRequest(creates: true, lookOnly: true,
+                                               connectOptions: CardConnectOptions(wait: wait, exclusive: exclusive,
+                                                                                  transmissionProtocol: protocolName == "any" ? nil : protocolName))
+            let frontEnd = card.options.frontEnd()
+            let transport = try frontEnd.mapping(nil) { try CardOpener.transport(request, readers: [PCSCReaders()], frontEnd: frontEnd) }
+            if let family = transport.virtualFamily, family != .keycard {
+                return try CardInfo.printOther(family, transport, request, frontEnd: frontEnd, json: json)
+            }
+            let connection: CardConnection
+            do {
+                let session = try frontEnd.mapping(nil) { try CardOpener.open(request, transport: transport, frontEnd: frontEnd) }
+                connection = try CardConnection(request, session: session, access: .selected, requirement: .anything)
+            } catch let error as CardServiceError where error.statusWord == .fileNotFound && transport.virtualFamily == nil {
+                // No Keycard applet: say what the card holds instead.
+                return try CardInfo.printOther(nil, transport, request, frontEnd: frontEnd, json: json)
+            }
             defer { connection.close() }
             let info = connection.selectInfo
             let trust = CardTrust(connection.card, info)

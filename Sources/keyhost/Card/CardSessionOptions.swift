@@ -177,6 +177,12 @@ struct CardSessionOptions: ParsableArguments {
     /// looks (`lookOnly`: a new software card, nothing written).
     func connect(access: CardAccess, requirement: CardRequirement, creates: Bool = false, lookOnly: Bool = false,
                  connectOptions: CardConnectOptions = CardConnectOptions()) throws -> CardConnection {
+        let request = try openRequest(creates: creates, lookOnly: lookOnly, connectOptions: connectOptions)
+        return try CardConnection(request, readers: [PCSCReaders()], frontEnd: options.frontEnd(), access: access, requirement: requirement)
+    }
+
+    /// The request `connect` opens, whatever the card's family (`card info` looks at any card).
+    func openRequest(creates: Bool = false, lookOnly: Bool = false, connectOptions: CardConnectOptions = CardConnectOptions()) throws -> CardOpenRequest {
         var request = try options.request(applet: try appletVersion(), connect: connectOptions)
         if !creates, let state = request.state, !FileManager.default.fileExists(atPath: state) {
             throw Failure.kind("not_found", "no software card state at \(state); create one with "
@@ -184,7 +190,7 @@ struct CardSessionOptions: ParsableArguments {
         }
         // `card info` looks at a software card whose file does not exist yet without creating the file.
         if lookOnly, let state = request.state, !FileManager.default.fileExists(atPath: state) { request.state = nil }
-        return try CardConnection(request, readers: [PCSCReaders()], frontEnd: options.frontEnd(), access: access, requirement: requirement)
+        return request
     }
 }
 
