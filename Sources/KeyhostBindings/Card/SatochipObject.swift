@@ -44,6 +44,20 @@ final class SatochipObject: LuaObject {
 
     static let luaMethods: [String: LuaMethod<SatochipObject>] = [
         "status": method("GET STATUS") { connection, _ in try connection.statusRecord() },
+        // The card as a signer of the interface every family shares (after s:verify_pin); closing it leaves this open.
+        "signer": { object, ctx in
+            guard !object.closed else { throw BindingError("\(luaTypeName) is closed") }
+            let connection = object.connection
+            try cardCall(nil) {
+                try connection.refreshStatus()
+                try connection.requireSeed()
+            }
+            let signer = SatochipSigner(card: connection.card)
+            ctx.push(object: CardSignerObject(card: SigningCard(signer: signer, readerName: connection.readerName, frontEnd: .lua,
+                                                                identity: { try CardHolder.keyUID(signer) },
+                                                                apdus: { connection.transport.counter.count }, close: {})))
+            return 1
+        },
         "info": method("GET STATUS") { connection, ctx in
             try connection.infoRecord(pin: ctx.isNil(2) ? nil : try secret(ctx, 2)).record
         },
