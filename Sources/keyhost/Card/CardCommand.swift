@@ -14,6 +14,8 @@ struct CardCommand: ParsableCommand {
         subcommands: [CardServe.self, CardList.self, CardInfo.self, CardStatus.self, CardInit.self, CardPair.self, CardUnpair.self,
                       CardVerifyPIN.self, CardChangePIN.self, CardChangePUK.self, CardChangePairingPassword.self, CardUnblockPIN.self,
                       CardLoadSeed.self, CardGenerateKey.self, CardGenerateMnemonic.self, CardRemoveKey.self, CardExportKey.self,
-                      CardSign.self, CardSetPinlessPath.self, CardGetData.self, CardStoreData.self, CardFactoryReset.self]
+                      CardSign.self, CardSetPinlessPath.self, CardGetData.self, CardStoreData.self, CardFactoryReset.self,
+                      CardTapsigner.self,
+                      CardSatscard.self]
     )
 }
