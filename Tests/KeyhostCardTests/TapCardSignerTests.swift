@@ -1,5 +1,6 @@
 import Foundation
 import KeyhostCrypto
+import Testing
 @testable import KeyhostCard
 
 /// Counts what reaches the card, to show a refusal sent nothing.
@@ -42,6 +43,9 @@ private func path(_ text: String) throws -> [UInt32] { try DerivationPath(text).
         let backup = try CKTapBackup(data: try signer.card.backup(cvc: tapCVC), key: SecretBytes(try #require(soft.state.backupKey)))
         let oracle = try tapOracle(["bip32", try backup.master.extendedPrivateKey()] + paths).split(separator: "\n").map(String.init)
         #expect(mine == oracle)
+        // The session moved the card's derivation; closing puts it back.
+        signer.close()
+        #expect(try signer.card.getStatus().path == CKTap.defaultTapsignerPath)
     }
 
     @Test func tapsignerSignsAtDerivedPathPlusSubpathVerifiedByCoincurve() throws {
@@ -108,7 +112,10 @@ private func path(_ text: String) throws -> [UInt32] { try DerivationPath(text).
 
         let unsealed = try client.unseal(cvc: tapCVC)
         #expect(unsealed.privateKey.publicKey.compressed == key.compressed)
-        let open = SatscardSigner(card: client, slot: try client.dump(slot: unsealed.slot), cvc: { tapCVC })
+        #expect(try client.getStatus().activeSlot == unsealed.slot + 1)  // the card moves on to the next slot
+        let open = SatscardSigner(card: client, slot: try SatscardSigner.slotToUse(client), cvc: { tapCVC })
+        #expect(open.slot.slot == unsealed.slot && open.slot.state == .unsealed)
+        #expect(try open.publicKey(at: [0]).compressed == key.compressed)
         let signed = try open.signECDSA(digest: digest, at: [0])
         #expect(signed.publicKey.compressed == key.compressed)
         let verdict = try tapOracle(["verify", hexOf(key.compressed), hexOf(digest), hexOf(signed.signature.signature.compact)])

@@ -5,7 +5,8 @@ import KeyhostCrypto
 /// only once the slot is unsealed, checked against that key. Nothing else: a SATSCARD holds no HD wallet.
 public final class SatscardSigner: CardSigner {
     public let card: CKTapCommandSet
-    /// The active slot as `dump` showed it when the card was opened.
+    /// The slot it signs with, as `dump` showed it when the card was opened: the active one, or once that is unused
+    /// (an unseal moves the card to the next slot), the one unsealed before it.
     public let slot: CKTapSlot
     private var cvcSource: (() throws -> SecretBytes)?
     private var cvc: SecretBytes?
@@ -14,7 +15,7 @@ public final class SatscardSigner: CardSigner {
     /// The slot's path below its master: every SATSCARD key is m/0.
     public static let slotPath: [UInt32] = [0]
 
-    /// `card` selected, `slot` its active slot (`dump` without the CVC); `cvc` is asked for once, when signing.
+    /// `card` selected, `slot` the one to use (`dump` without the CVC; see `slotToUse`); `cvc` is asked for once, when signing.
     public init(card: CKTapCommandSet, slot: CKTapSlot, cvc: @escaping () throws -> SecretBytes) {
         self.card = card
         self.slot = slot
@@ -84,16 +85,35 @@ public final class SatscardSigner: CardSigner {
         throw CardSignerError.unsupported(profile, .signSchnorr, instead: "it signs with ECDSA")
     }
 
+    /// The slot a signer uses: the active one when used, else the one before it (unsealed), as `dump` shows it.
+    public static func slotToUse(_ card: CKTapCommandSet) throws -> CKTapSlot {
+        let status = try card.knownStatus()
+        let active = min(status.activeSlot, status.numSlots - 1)
+        let slot = try card.dump(slot: active)
+        if (slot.state == .unused || status.activeSlot >= status.numSlots), status.activeSlot > 0 {
+            return try card.dump(slot: min(status.activeSlot, status.numSlots) - 1)
+        }
+        return slot
+    }
+
     /// Forgets the CVC.
     public func close() {
         cvc = nil
         cvcSource = nil
     }
 
-    /// The slot's key from `read`: proven by the card's signature over our nonce, its address checked against status.
+    /// The slot's key: a sealed (active) slot's from `read`, proven by the card's signature over our nonce and its
+    /// address checked against status; an unsealed one's (the card has moved past it) as `dump` showed it, checked
+    /// against its address there, and every signature is checked against it.
     private func key() throws -> PublicKey {
         if let slotKey { return slotKey }
-        let key = try card.readSlot().publicKey.compressed(true)
+        let key: PublicKey
+        if slot.state == .unsealed {
+            guard let shown = slot.publicKey else { throw CardSignerError.invalidResponse(profile, "dump shows no key for unsealed slot \(slot.slot)") }
+            key = shown.compressed(true)
+        } else {
+            key = try card.readSlot().publicKey.compressed(true)
+        }
         slotKey = key
         return key
     }

@@ -10,11 +10,14 @@ public final class TapsignerSigner: CardSigner {
     /// The card's key and chain code at the path it derived to in this session (`derive` changes it on the card).
     private var derivedNode: (path: [UInt32], node: HDNode)?
     private var masterNode: HDNode?
+    /// The card's derivation when opened: `close` puts it back, so other wallets find the card where they left it.
+    private let openedPath: [UInt32]?
 
     /// `card` selected (its status known); `cvc` is needed for every key and signature.
     public init(card: CKTapCommandSet, cvc: SecretBytes) {
         self.card = card
         self.cvc = cvc
+        self.openedPath = card.status?.path
     }
 
     public var profile: CardSignerProfile {
@@ -65,8 +68,14 @@ public final class TapsignerSigner: CardSigner {
         throw CardSignerError.unsupported(profile, .signSchnorr, instead: "it signs with ECDSA")
     }
 
-    /// Forgets the CVC; later calls that need the card fail `no_secret`.
-    public func close() { cvc = nil }
+    /// Derives the card back to the path it had when opened (if this session moved it), then forgets the CVC;
+    /// later calls that need the card fail `no_secret`.
+    public func close() {
+        if let openedPath, let cvc, let moved = derivedNode?.path, moved != openedPath {
+            _ = try? card.derive(path: openedPath, cvc: cvc)
+        }
+        cvc = nil
+    }
 
     /// The extended public key at `path`: the master from `xpub`, else the derived key (one `derive` per new
     /// hardened prefix) and its unhardened children computed here.

@@ -22,7 +22,7 @@ extension CardOpener {
             identity = { try CardHolder.keyUID(tapsigner) }
             forget = { tapsigner.close() }
         } else {
-            let slot = try frontEnd.mapping("dump") { try card.dump(slot: min(status.activeSlot, status.numSlots - 1)) }
+            let slot = try frontEnd.mapping("dump") { try SatscardSigner.slotToUse(card) }
             let satscard = SatscardSigner(card: card, slot: slot, cvc: { try frontEnd.cvc.resolve(cvc) })
             signer = satscard
             // A SATSCARD has no master to name it by: its slot's key does.
