@@ -30,6 +30,8 @@ public struct CardFrontEnd: Sendable {
     public var waitBackoff = false
     /// How the caller asks for `waitBackoff`.
     public var waitBackoffAdvice: String
+    /// How a blank TAPSIGNER is set up.
+    public var tapsignerSetUp = "keyhost card tapsigner setup"
     /// With every pairing slot taken, pair through the 3.2 applet's temporary slot (gone at the next SELECT) instead of
     /// failing `no_free_slot`. Lua's `s:auto` does (and says so in its result); commands only for `unpair --others`.
     public var temporaryPairing: Bool
@@ -49,7 +51,7 @@ public struct CardFrontEnd: Sendable {
                                      hint: "pass pairing_password = ..., set \(Environment.pairingPassword), or run keyhost on a terminal to be asked"),
         cvc: SecretInput(what: "CVC", environment: Environment.cvc, hint: "pass cvc = ..., set \(Environment.cvc), or run keyhost on a terminal to be asked",
                          device: "tap card"),
-        waitBackoffAdvice: "pass wait_backoff = true to card.open{} to wait it out",
+        waitBackoffAdvice: "pass wait_backoff = true to card.open{} to wait it out", tapsignerSetUp: "the command line's card tapsigner setup",
         temporaryPairing: true, notice: nil, reword: { $0 })
 
     /// The command line: options, environment variables and `keyhost card …` commands. `virtualCard` is how the

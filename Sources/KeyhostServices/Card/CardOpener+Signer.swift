@@ -19,7 +19,7 @@ extension CardOpener {
             // No Keycard applet: which of the others does the card hold?
             let found = try frontEnd.mapping("SELECT") { try CardIdentification.identify(transport.channel).found }
             guard let family = found.first(where: { $0.family != .keycard })?.family else {
-                throw CardServiceError(kind: "wrong_card", "the card in \(transport.readerName) holds no applet keyhost signs with "
+                throw CardServiceError(kind: "wrong_card", "the card in \(transport.readerName) holds no applet that signs here "
                                        + "(\(CardFamily.signing.map { "\($0)" }.joined(separator: ", "))); check the card and the reader",
                                        statusWord: error.statusWord)
             }

@@ -15,7 +15,7 @@ extension CardOpener {
         if status.isTapsigner {
             guard status.path != nil else {
                 throw CardServiceError(kind: "not_initialized", "the TAPSIGNER in \(name) is blank: it holds no key until it is set up "
-                                       + "(keyhost card tapsigner setup)")
+                                       + "(\(frontEnd.tapsignerSetUp))")
             }
             let tapsigner = TapsignerSigner(card: card, cvc: try frontEnd.cvc.resolve(cvc))
             signer = tapsigner

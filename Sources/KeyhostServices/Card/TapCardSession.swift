@@ -28,7 +28,7 @@ public final class TapCardSession {
         let isTapsigner = product == .tapsigner
         guard status.isTapsigner == isTapsigner else {
             throw CardServiceError(kind: "wrong_card", "the card in \(transport.readerName) is a \(status.product.rawValue), not a \(product); "
-                                   + "use keyhost card \(isTapsigner ? "satscard" : "tapsigner") …")
+                                   + "use the \(isTapsigner ? "SATSCARD" : "TAPSIGNER") commands for it")
         }
         try CardOpener.waitOutBackoff(card, status, readerName: transport.readerName, frontEnd: frontEnd)
         return TapCardSession(card: card, readerName: transport.readerName, frontEnd: frontEnd, transport: transport)
