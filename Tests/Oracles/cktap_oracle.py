@@ -5,6 +5,8 @@
   ident CARD_PUBKEY_HEX            -> cktap.utils.card_pubkey_to_ident
   certs CARD_NONCE CARD_PUBKEY MY_NONCE AUTH_SIG SLOT_PUBKEY|- CERT...
       -> the root key cktap.utils.verify_certs_ll's chain walk reaches (hex), after its signature check
+  bip32 XPRV PATH...               -> per path "PUBKEY_HEX CHAIN_CODE_HEX" (bip-utils' BIP32, from a backup's master)
+  verify PUBKEY_HEX DIGEST_HEX SIG64_HEX -> "valid" or "invalid" (coincurve, DER of r and s)
 """
 import sys
 
@@ -38,6 +40,17 @@ def main():
         for c in chain:
             key = CT_sig_to_pubkey(sha256s(key), c)
         print(key.hex())
+    elif mode == "bip32":
+        from bip_utils import Bip32Secp256k1
+        root = Bip32Secp256k1.FromExtendedKey(sys.argv[2])
+        for path in sys.argv[3:]:
+            node = root.DerivePath(path)
+            print(node.PublicKey().RawCompressed().ToHex(), node.ChainCode().ToHex())
+    elif mode == "verify":
+        from coincurve.ecdsa import cdata_to_der, deserialize_compact
+        pub, digest, sig = (bytes.fromhex(a) for a in sys.argv[2:5])
+        der = cdata_to_der(deserialize_compact(sig))
+        print("valid" if coincurve.PublicKey(pub).verify(der, digest, hasher=None) else "invalid")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -18,6 +18,7 @@ import KeyhostCrypto
 ///   answers the private key and an unknown P2 is not trusted, EXPORT LEE (C3), EXPORT BIP85 (C4; entropy),
 ///   ECDH (C5; the raw shared secret).
 /// - PERFORM SECURITY OPERATION (2A) when P1 names a plain value in the answer (80, 84, 85: DECIPHER's output).
+/// - Tap cards (CB): the answers to `unseal`, `dump` and `backup` (`CKTapRedaction`).
 public enum APDURedaction {
     /// INS whose command data is secret, whatever the CLA and parameters.
     static let secretCommandINS: Set<UInt8> = [
@@ -47,6 +48,7 @@ public enum APDURedaction {
     /// Whether the answer's data field is secret.
     public static func redactsResponse(to apdu: CommandAPDU) -> Bool {
         if secretResponseINS.contains(apdu.ins) { return true }
+        if CKTapRedaction.redactsResponse(to: apdu) { return true }
         if apdu.ins == KeycardInstruction.exportKey.rawValue {
             return apdu.p2 != ExportOption.publicOnly.rawValue && apdu.p2 != ExportOption.extendedPublic.rawValue
         }

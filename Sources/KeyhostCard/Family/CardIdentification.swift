@@ -8,7 +8,7 @@ public enum CardIdentification {
     public typealias Probe = @Sendable (CardChannel) throws -> CardIdentity?
 
     /// Every family's probe, in the order they are tried.
-    public static let probes: [Probe] = [KeycardIdentity.probe, SatochipIdentity.probe, SeedKeeperIdentity.probe]
+    public static let probes: [Probe] = [KeycardIdentity.probe, SatochipIdentity.probe, SeedKeeperIdentity.probe, CKTapIdentity.probe]
 
     /// The applets `channel`'s card holds, in probe order; an applet whose answer cannot be read is left out, with
     /// the reason in `unreadable`.

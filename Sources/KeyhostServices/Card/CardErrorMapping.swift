@@ -25,6 +25,11 @@ extension CardServiceError {
             return CardServiceError(kind: error.kind, error.description, command: command)
         case let error as SoftKeycardError:
             return CardServiceError(kind: "virtual_card", "\(error)")
+        case let error as CKTapError:
+            // A wrong CVC is the tap cards' wrong PIN; the rest keep the client's kinds.
+            return CardServiceError(kind: error.kind == "bad_auth" ? "wrong_cvc" : error.kind, error.description, command: command)
+        case let error as SoftCKTapError:
+            return CardServiceError(kind: "virtual_card", "\(error)")
         case let error as APDUError:
             return CardServiceError(kind: "invalid_apdu", "\(error)", command: command)
         default:

@@ -28,6 +28,15 @@ public struct CardFrontEnd: Sendable {
     public var pin: SecretInput
     /// Where a new pairing's password comes from when the caller passed none.
     public var pairingPassword: SecretInput
+    /// Where a tap card's CVC (printed on the TAPSIGNER, or on the SATSCARD's back) comes from when the caller passed none.
+    public var cvc: SecretInput
+    /// Spend a tap card's CVC back-off (after wrong CVCs) by sending `wait` until it is over; otherwise the card is
+    /// refused with the seconds left. Never done unless the caller asked.
+    public var waitBackoff = false
+    /// How the caller asks for `waitBackoff`.
+    public var waitBackoffAdvice: String
+    /// How a blank TAPSIGNER is set up.
+    public var tapsignerSetUp = "keyhost card tapsigner setup"
     /// With every pairing slot taken, pair through the 3.2 applet's temporary slot (gone at the next SELECT) instead of
     /// failing `no_free_slot`. Lua's `s:auto` does (and says so in its result); commands only for `unpair --others`.
     public var temporaryPairing: Bool
@@ -47,12 +56,15 @@ public struct CardFrontEnd: Sendable {
                          hint: "pass pin = ..., set \(Environment.pin), or run keyhost on a terminal to be asked"),
         pairingPassword: SecretInput(what: "pairing password", environment: Environment.pairingPassword,
                                      hint: "pass pairing_password = ..., set \(Environment.pairingPassword), or run keyhost on a terminal to be asked"),
+        cvc: SecretInput(what: "CVC", environment: Environment.cvc, hint: "pass cvc = ..., set \(Environment.cvc), or run keyhost on a terminal to be asked",
+                         device: "tap card"),
+        waitBackoffAdvice: "pass wait_backoff = true to card.open{} to wait it out", tapsignerSetUp: "the command line's card tapsigner setup",
         temporaryPairing: true, notice: nil, reword: { $0 })
 
     /// The command line: options, environment variables and `keyhost card …` commands. `virtualCard` is how the
     /// command picks the software card (`--card virtual --card-state FILE` for `discover`).
     public static func commandLine(virtualCard: String = "--reader virtual --card-state FILE", pinVariable: String? = nil,
-                                   pairingPasswordVariable: String? = nil) -> CardFrontEnd {
+                                   pairingPasswordVariable: String? = nil, cvcVariable: String? = nil) -> CardFrontEnd {
         CardFrontEnd(
             virtualCard: virtualCard, readerList: "'keyhost card list'",
             setUp: "keyhost card init", loadKey: "load one with keyhost card load-seed or generate one with keyhost card generate-key",
@@ -62,24 +74,28 @@ public struct CardFrontEnd: Sendable {
             pin: commandLineSecret("PIN", Environment.pin, option: "--pin-env", variable: pinVariable),
             pairingPassword: commandLineSecret("pairing password", Environment.pairingPassword, option: "--pairing-password-env",
                                                variable: pairingPasswordVariable),
+            cvc: commandLineSecret("CVC", Environment.cvc, option: "--cvc-env", variable: cvcVariable, device: "tap card"),
+            waitBackoffAdvice: "run the command again with --wait-backoff to wait it out",
             temporaryPairing: false, notice: nil, reword: rewordForCommandLine)
     }
 
     /// A secret of the command line: `variable` (named by `option VAR`) when given, else `environment`, else the prompt.
-    static func commandLineSecret(_ what: String, _ environment: String, option: String, variable: String?) -> SecretInput {
+    static func commandLineSecret(_ what: String, _ environment: String, option: String, variable: String?, device: String = "Keycard") -> SecretInput {
         if let variable {
             return SecretInput(what: what, environment: variable, hint: "set \(variable) (named by \(option)), or drop \(option) to be asked on a terminal",
-                               required: true)
+                               required: true, device: device)
         }
         return SecretInput(what: what, environment: environment,
                            hint: "set the environment variable \(environment) or name another with \(option) VAR (secrets are never taken "
-                               + "on the command line), or run keyhost on a terminal to be asked")
+                               + "on the command line), or run keyhost on a terminal to be asked", device: device)
     }
 
     /// The environment variables both front ends read.
     public enum Environment {
         public static let pin = "KEYHOST_PIN"
         public static let pairingPassword = "KEYHOST_PAIRING_PASSWORD"
+        /// A tap card's CVC.
+        public static let cvc = "KEYHOST_CVC"
         /// `apdu` or `apdu,plaintext`: the APDU trace (`CardTrace`).
         public static let trace = "KEYHOST_TRACE"
         /// A debug build's crash point (`CrashFailpoint`).

@@ -3,7 +3,7 @@ import KeyhostCrypto
 
 extension CardOpener {
     /// The card `request` names, opened for signing whatever its family: a Keycard (secure channel, PIN), else a
-    /// Satochip (secure channel, PIN). The PIN comes from `pin`, else the front end's input. A real card is taken
+    /// Satochip (secure channel, PIN), a TAPSIGNER or a SATSCARD (CVC). The PIN comes from `pin`, else the front end's input. A real card is taken
     /// for a Keycard first, so a Keycard costs not one command more than before; only when it holds no Keycard
     /// applet are the other families' applets looked for.
     public static func openSigner(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
@@ -36,7 +36,9 @@ extension CardOpener {
         case .seedkeeper:
             throw CardServiceError(kind: "unsupported", "the card in \(transport.readerName) is a SeedKeeper, which keeps secrets but holds no "
                                    + "signing key; export its seed, or sign with a Satochip, a Keycard or the mnemonic")
-        case .keycard, .tapsigner, .satscard:
+        case .tapsigner, .satscard:
+            return try openTapCard(transport, request, frontEnd: frontEnd, cvc: nil)
+        case .keycard:
             throw CardServiceError(kind: "unsupported", "signing with a \(family) is not in this build")
         }
     }

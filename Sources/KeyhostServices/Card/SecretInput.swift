@@ -20,15 +20,19 @@ public struct SecretInput: Sendable {
     public var confirm = false
     /// The longest answer a prompt takes (a 24-word mnemonic needs more than a PIN).
     public var maximumLength = 256
+    /// The device the prompt names ("Keycard", "tap card").
+    public var device = "Keycard"
 
     /// A secret called `what`, read from `environment` or the terminal; `hint` says how to supply it.
-    public init(what: String, environment: String, hint: String, required: Bool = false, confirm: Bool = false, maximumLength: Int = 256) {
+    public init(what: String, environment: String, hint: String, required: Bool = false, confirm: Bool = false, maximumLength: Int = 256,
+                device: String = "Keycard") {
         self.what = what
         self.environment = environment
         self.hint = hint
         self.required = required
         self.confirm = confirm
         self.maximumLength = maximumLength
+        self.device = device
     }
 
     /// The terminal device prompts use; tests point it elsewhere.
@@ -48,9 +52,9 @@ public struct SecretInput: Sendable {
         if required {
             throw CardServiceError(kind: "no_secret", "no \(what) given: the environment variable \(environment) is unset or empty; \(hint)")
         }
-        if let typed = try SecretInput.prompt("Keycard \(what): ", maximumLength: maximumLength) {
+        if let typed = try SecretInput.prompt("\(device) \(what): ", maximumLength: maximumLength) {
             guard confirm else { return typed }
-            guard let again = try SecretInput.prompt("Keycard \(what) again: ", maximumLength: maximumLength), again == typed else {
+            guard let again = try SecretInput.prompt("\(device) \(what) again: ", maximumLength: maximumLength), again == typed else {
                 throw CardServiceError(kind: "no_secret", "the two \(what) entries differ; nothing was changed, try again")
             }
             return typed

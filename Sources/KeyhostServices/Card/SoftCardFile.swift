@@ -15,12 +15,17 @@ enum SoftCardFile {
     private struct Marks: Decodable {
         var appletVersion: AppletVersion?
         var authentikey: [UInt8]?
+        var kind: String?
+        var cardKey: [UInt8]?
     }
 
     static func family(_ path: String) -> CardFamily {
         guard let bytes = try? BoundedFile.read(path, limit: BoundedFile.mebibyte, regularOnly: true),
               let marks = try? JSONDecoder().decode(Marks.self, from: Data(bytes)) else { return .keycard }
         if marks.appletVersion == nil && marks.authentikey != nil { return .satochip }
+        if marks.appletVersion == nil && marks.cardKey != nil, let kind = marks.kind.flatMap(SoftCKTapState.Kind.init(rawValue:)) {
+            return kind == .tapsigner ? .tapsigner : .satscard
+        }
         return .keycard
     }
 }

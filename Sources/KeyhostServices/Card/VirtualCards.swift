@@ -71,7 +71,11 @@ public enum VirtualCards {
                 let options = SoftSatochipOptions(randomSeed: seed)
                 return try path.map { try SoftSatochip(store: SoftSatochipStore(url: URL(fileURLWithPath: $0)), options: options) }
                     ?? SoftSatochip(options: options)
-            case .keycard, .seedkeeper, .tapsigner, .satscard:
+            case .tapsigner, .satscard:
+                let options = SoftCKTapOptions(kind: family == .tapsigner ? .tapsigner : .satscard, randomSeed: seed)
+                return try path.map { try SoftCKTap(store: SoftCKTapStore(url: URL(fileURLWithPath: $0)), options: options) }
+                    ?? SoftCKTap(options: options)
+            case .keycard, .seedkeeper:
                 throw CardServiceError(kind: "unsupported", "there is no software \(family) in this build")
             }
         }

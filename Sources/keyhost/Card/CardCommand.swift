@@ -15,6 +15,8 @@ struct CardCommand: ParsableCommand {
                       CardVerifyPIN.self, CardChangePIN.self, CardChangePUK.self, CardChangePairingPassword.self, CardUnblockPIN.self,
                       CardLoadSeed.self, CardGenerateKey.self, CardGenerateMnemonic.self, CardRemoveKey.self, CardExportKey.self,
                       CardSign.self, CardSetPinlessPath.self, CardGetData.self, CardStoreData.self, CardFactoryReset.self,
-                      CardSatochip.self]
+                      CardSatochip.self,
+                      CardTapsigner.self,
+                      CardSatscard.self]
     )
 }

@@ -33,8 +33,14 @@ struct CardOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read a new pairing's password from environment variable VAR (default KEYHOST_PAIRING_PASSWORD, else a prompt).", valueName: "var"))
     var pairingPasswordEnv: String?
 
+    @Option(help: ArgumentHelp("TAPSIGNER/SATSCARD: read the CVC from environment variable VAR (default KEYHOST_CVC, else a prompt on the terminal that does not echo).", valueName: "var"))
+    var cvcEnv: String?
+
+    @Flag(help: "TAPSIGNER/SATSCARD: when the card is in its CVC back-off after wrong CVCs, wait it out (one 'wait' a second) instead of failing.")
+    var waitBackoff = false
+
     /// Some card option was given.
-    var given: Bool { selectsCard || trust.given || pinEnv != nil || pairingPasswordEnv != nil }
+    var given: Bool { selectsCard || trust.given || pinEnv != nil || pairingPasswordEnv != nil || cvcEnv != nil || waitBackoff }
 
     /// `--reader` or `--card-state` names a card: the command uses it even without `--card`.
     var selectsCard: Bool { reader != nil || cardState != nil }
@@ -42,14 +48,14 @@ struct CardOptions: ParsableArguments {
     /// For a command with a `--card` flag: the options that only say how to open a card need one.
     func requireCard(_ usesCard: Bool) throws {
         guard given && !usesCard else { return }
-        throw ValidationError("--pin-env, --pairing-password-env and --trusted-ca go with --card (or --reader / --card-state, which imply it)")
+        throw ValidationError("--pin-env, --pairing-password-env, --cvc-env, --wait-backoff and --trusted-ca go with --card (or --reader / --card-state, which imply it)")
     }
 
     func validate() throws {
         if cardState != nil, let reader, reader.lowercased() != CardReaders.virtual {
             throw ValidationError("--card-state is the software card's state file: it goes with --reader virtual (or without --reader), not --reader \(reader)")
         }
-        for (option, variable) in [("--pin-env", pinEnv), ("--pairing-password-env", pairingPasswordEnv)] {
+        for (option, variable) in [("--pin-env", pinEnv), ("--pairing-password-env", pairingPasswordEnv), ("--cvc-env", cvcEnv)] {
             guard let variable else { continue }
             try SecretArguments.refuse([(option, variable)])
             guard !variable.isEmpty, variable.utf8.allSatisfy({ $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
@@ -84,7 +90,9 @@ struct CardOptions: ParsableArguments {
 
     /// The command line's wording, with the secrets' variables these options name, and notices on standard error.
     func frontEnd(virtualCard: String = CardSessionOptions.virtualHint) -> CardFrontEnd {
-        var frontEnd = CardFrontEnd.commandLine(virtualCard: virtualCard, pinVariable: pinEnv, pairingPasswordVariable: pairingPasswordEnv)
+        var frontEnd = CardFrontEnd.commandLine(virtualCard: virtualCard, pinVariable: pinEnv, pairingPasswordVariable: pairingPasswordEnv,
+                                                cvcVariable: cvcEnv)
+        frontEnd.waitBackoff = waitBackoff
         frontEnd.notice = { _ = WriteAll.write(STDERR_FILENO, Array("keyhost: \($0)\n".utf8)) }
         return frontEnd
     }

@@ -31,7 +31,7 @@ enum ErrorJSON {
             // The kind card sessions give PC/SC failures in Lua, plus the PC/SC code for scripts to branch on.
             fields.append(("kind", .string("transport")))
             fields.append(("pcsc_code", .string(error.code.name ?? "0x" + String(error.code.rawValue, radix: 16))))
-        case is KeycardError, is CardChannelError, is SoftKeycardError, is APDUError:
+        case is KeycardError, is CardChannelError, is SoftKeycardError, is APDUError, is CardSignerError, is CKTapError, is SoftCKTapError:
             // A card error met outside a card service call (a key command's EXPORT KEY): the card's own kinds.
             if let mapped = CardServiceError.from(error, command: nil) as? StructuredError { return .object([("error", mapped.errorRecord)]) }
         default:
