@@ -47,6 +47,16 @@ enum CardModule {
                 ctx.push(object: try openSatochip(ctx, sources))
                 return 1
             }
+            // A TAPSIGNER or SATSCARD: `keyhost card tapsigner|satscard …`'s commands as methods.
+            module.function("open_tapsigner") { ctx in
+                ctx.push(object: try openTapCard(ctx, sources, product: .tapsigner))
+                return 1
+            }
+            module.function("open_satscard") { ctx in
+                ctx.push(object: try openTapCard(ctx, sources, product: .satscard))
+                return 1
+            }
+            module.function("tapsigner_backup") { ctx in try ctx.return(LuaValue(record: try openBackup(ctx))) }
             module.function("satochip_test_ca_key") { ctx in
                 ctx.push(bytes: SoftSatochip.testCAKey().publicKey.compressed)
                 return 1
@@ -67,7 +77,7 @@ enum CardModule {
     /// `card.signer{}`: `card.open{}`'s options and the secrets, opened for signing by `CardOpener.openSigner`, as
     /// `--card` of every command opens its card. `family` picks a new software card's family (virtual reader).
     static func signer(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> CardSignerObject {
-        let opts = try Options(ctx, 1, allowed: openOptions + ["pin", "pairing_password", "family"])
+        let opts = try Options(ctx, 1, allowed: openOptions + ["pin", "pairing_password", "cvc", "family"])
         var request = try self.request(opts)
         if let name = try opts.string("family") {
             guard let family = CardFamily(rawValue: name) else {
@@ -76,9 +86,11 @@ enum CardModule {
             guard request.isVirtual else { throw LuaArgumentError(1, "option 'family' is for reader = \"virtual\" only: a real card says what it is") }
             request.family = family
         }
-        var pin = try opts.bytes("pin"), password = try opts.bytes("pairing_password")
-        defer { if pin != nil { zero(&pin!) }; if password != nil { zero(&password!) } }
-        let card = try cardCall(nil) { try CardOpener.openSigner(request, readers: sources, frontEnd: .lua, pin: pin, pairingPassword: password) }
+        var pin = try opts.bytes("pin"), password = try opts.bytes("pairing_password"), cvc = try opts.bytes("cvc")
+        defer { if pin != nil { zero(&pin!) }; if password != nil { zero(&password!) }; if cvc != nil { zero(&cvc!) } }
+        let card = try cardCall(nil) {
+            try CardOpener.openSigner(request, readers: sources, frontEnd: .lua, pin: pin, pairingPassword: password, cvc: cvc)
+        }
         return CardSignerObject(card: card)
     }
 

@@ -7,10 +7,10 @@ extension CardOpener {
     /// for a Keycard first, so a Keycard costs not one command more than before; only when it holds no Keycard
     /// applet are the other families' applets looked for.
     public static func openSigner(_ request: CardOpenRequest, readers: [CardReaderSource], frontEnd: CardFrontEnd, pin: [UInt8]? = nil,
-                                  pairingPassword: [UInt8]? = nil) throws -> SigningCard {
+                                  pairingPassword: [UInt8]? = nil, cvc: [UInt8]? = nil) throws -> SigningCard {
         let transport = try frontEnd.mapping(nil) { try self.transport(request, readers: readers, frontEnd: frontEnd) }
         if let family = transport.virtualFamily, family != .keycard {
-            return try openSigner(family, transport, request, frontEnd: frontEnd, pin: pin)
+            return try openSigner(family, transport, request, frontEnd: frontEnd, pin: pin, cvc: cvc)
         }
         let session = try frontEnd.mapping(nil) { try open(request, transport: transport, frontEnd: frontEnd) }
         do {
@@ -23,13 +23,13 @@ extension CardOpener {
                                        + "(\(CardFamily.signing.map { "\($0)" }.joined(separator: ", "))); check the card and the reader",
                                        statusWord: error.statusWord)
             }
-            return try openSigner(family, transport, request, frontEnd: frontEnd, pin: pin)
+            return try openSigner(family, transport, request, frontEnd: frontEnd, pin: pin, cvc: cvc)
         }
     }
 
     /// A card of `family` other than Keycard, over `transport`.
     private static func openSigner(_ family: CardFamily, _ transport: CardTransport, _ request: CardOpenRequest, frontEnd: CardFrontEnd,
-                                   pin: [UInt8]?) throws -> SigningCard {
+                                   pin: [UInt8]?, cvc: [UInt8]?) throws -> SigningCard {
         switch family {
         case .satochip:
             return try openSatochip(transport, request, frontEnd: frontEnd, pin: pin)
@@ -37,7 +37,7 @@ extension CardOpener {
             throw CardServiceError(kind: "unsupported", "the card in \(transport.readerName) is a SeedKeeper, which keeps secrets but holds no "
                                    + "signing key; export its seed, or sign with a Satochip, a Keycard or the mnemonic")
         case .tapsigner, .satscard:
-            return try openTapCard(transport, request, frontEnd: frontEnd, cvc: nil)
+            return try openTapCard(transport, request, frontEnd: frontEnd, cvc: cvc)
         case .keycard:
             throw CardServiceError(kind: "unsupported", "signing with a \(family) is not in this build")
         }

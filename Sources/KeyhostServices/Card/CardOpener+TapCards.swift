@@ -9,31 +9,29 @@ extension CardOpener {
         let name = transport.readerName
         let status = try frontEnd.mapping("select") { try card.select() }
         try waitOutBackoff(card, status, readerName: name, frontEnd: frontEnd)
-        let signer: CardSigner
-        let identity: () throws -> [UInt8]
-        let forget: () -> Void
+        let (signer, identity, forget) = try tapSigner(card, status, readerName: name, frontEnd: frontEnd, cvc: cvc)
+        return SigningCard(signer: signer, readerName: name, frontEnd: frontEnd, identity: identity,
+                           apdus: { transport.counter.count }, close: {
+            forget()
+            try? transport.writeRecording()
+        })
+    }
+
+    /// The signer of a selected TAPSIGNER or SATSCARD, what names its key, and what forgets its CVC.
+    static func tapSigner(_ card: CKTapCommandSet, _ status: CKTapStatus, readerName name: String, frontEnd: CardFrontEnd,
+                          cvc: [UInt8]?) throws -> (CardSigner, () throws -> [UInt8], () -> Void) {
         if status.isTapsigner {
             guard status.path != nil else {
                 throw CardServiceError(kind: "not_initialized", "the TAPSIGNER in \(name) is blank: it holds no key until it is set up "
                                        + "(\(frontEnd.tapsignerSetUp))")
             }
             let tapsigner = TapsignerSigner(card: card, cvc: try frontEnd.cvc.resolve(cvc))
-            signer = tapsigner
-            identity = { try CardHolder.keyUID(tapsigner) }
-            forget = { tapsigner.close() }
-        } else {
-            let slot = try frontEnd.mapping("dump") { try SatscardSigner.slotToUse(card) }
-            let satscard = SatscardSigner(card: card, slot: slot, cvc: { try frontEnd.cvc.resolve(cvc) })
-            signer = satscard
-            // A SATSCARD has no master to name it by: its slot's key does.
-            identity = { Hash.sha256(try satscard.publicKey(at: SatscardSigner.slotPath).uncompressed) }
-            forget = { satscard.close() }
+            return (tapsigner, { try CardHolder.keyUID(tapsigner) }, { tapsigner.close() })
         }
-        return SigningCard(signer: signer, readerName: name, frontEnd: frontEnd, identity: identity,
-                           apdus: { transport.counter.count }, close: {
-            forget()
-            try? transport.writeRecording()
-        })
+        let slot = try frontEnd.mapping("dump") { try SatscardSigner.slotToUse(card) }
+        let satscard = SatscardSigner(card: card, slot: slot, cvc: { try frontEnd.cvc.resolve(cvc) })
+        // A SATSCARD has no master to name it by: its slot's key does.
+        return (satscard, { Hash.sha256(try satscard.publicKey(at: SatscardSigner.slotPath).uncompressed) }, { satscard.close() })
     }
 
     /// The card's CVC back-off (after wrong CVCs): refused with the seconds left, or spent with `wait` when the front end asks.

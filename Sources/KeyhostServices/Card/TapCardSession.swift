@@ -53,6 +53,15 @@ public final class TapCardSession {
     /// APDUs sent so far.
     public var apduCount: Int { transport.counter.count }
 
+    /// The card as a signer of the interface every family shares, over this session (closing it ends only the signer).
+    public func signingCard(cvc: [UInt8]?) throws -> SigningCard {
+        let status = try mapping("status") { try card.getStatus() }
+        let (signer, identity, forget) = try CardOpener.tapSigner(card, status, readerName: readerName, frontEnd: frontEnd, cvc: cvc)
+        let transport = self.transport
+        return SigningCard(signer: signer, readerName: readerName, frontEnd: frontEnd, identity: identity,
+                           apdus: { transport.counter.count }, close: forget)
+    }
+
     /// Ends the session (writes the transcript, if recorded); later calls do nothing.
     public func close() {
         guard !closed else { return }
