@@ -11,18 +11,19 @@ public protocol VPCDCard: AnyObject {
     func respond(to command: [UInt8]) -> [UInt8]
 }
 
-/// Serves a `SoftKeycard` to vpcd.
-public final class SoftKeycardVPCDCard: VPCDCard {
-    /// What a Keycard answers through a contactless PC/SC reader: `3B 80 80 01 01`
-    /// (ISO 14443-4 card without historical bytes, T=1 offered; TCK = 01).
-    public static let keycardATR: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
+/// Serves any software twin (`SoftCard`) to vpcd, with the ATR its makers' clients look for.
+public final class SoftCardVPCDCard: VPCDCard {
+    /// What a PC/SC reader reports for an ISO 14443-4 card without historical bytes, as a Keycard or a Satochip on a
+    /// contactless reader shows up: `3B 80 80 01 01` (T=1 offered; TCK = 01). keycard-py and pysatochip select by AID
+    /// only, so this ATR only has to be well formed; cktap looks for `CKTap.atr`.
+    public static let contactlessATR: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
 
-    public let card: SoftKeycard
+    public let card: SoftCard
     public let atr: [UInt8]
     /// Told about failures the card cannot answer with a status word (e.g. the state file cannot be written).
     public var log: (String) -> Void
 
-    public init(card: SoftKeycard, atr: [UInt8] = SoftKeycardVPCDCard.keycardATR, log: @escaping (String) -> Void = { _ in }) {
+    public init(card: SoftCard, atr: [UInt8] = SoftCardVPCDCard.contactlessATR, log: @escaping (String) -> Void = { _ in }) {
         self.card = card
         self.atr = atr
         self.log = log
@@ -40,7 +41,7 @@ public final class SoftKeycardVPCDCard: VPCDCard {
         do {
             return try card.transmit(apdu).encoded
         } catch {
-            log("soft keycard: \(error)")
+            log("software card: \(error)")
             return [0x6F, 0x00]
         }
     }

@@ -100,7 +100,7 @@ struct CardServe: ParsableCommand {
             } else {
                 card = try SoftKeycard(options: options)
             }
-            try serve { SoftKeycardVPCDCard(card: card, log: $0) }
+            try serve { SoftCardVPCDCard(card: card, log: $0) }
         }
     }
 
@@ -113,7 +113,7 @@ struct CardServe: ParsableCommand {
             } else {
                 card = try SoftSatochip(options: options)
             }
-            try serve { SoftSatochipVPCDCard(card: card, log: $0) }
+            try serve { SoftCardVPCDCard(card: card, log: $0) }
         }
     }
 
@@ -137,7 +137,7 @@ struct CardServe: ParsableCommand {
         } else {
             card = try SoftCKTap(options: options)
         }
-        try serve { SoftCKTapVPCDCard(card: card, log: $0) }
+        try serve { SoftCardVPCDCard(card: card, atr: CKTap.atr, log: $0) }
     }
 
     /// Serves the card `make` builds (given where to log what it cannot answer) until stopped.
@@ -158,7 +158,7 @@ struct CardServe: ParsableCommand {
             } else {
                 card = try SoftSeedKeeper(options: options)
             }
-            try serve { SoftSeedKeeperVPCDCard(card: card, log: $0) }
+            try serve { SoftCardVPCDCard(card: card, log: $0) }
         }
     }
 }
