@@ -24,34 +24,15 @@ public enum SoftCKTapError: Error, Equatable, CustomStringConvertible {
 /// Keeps a `SoftCKTapState` in a JSON file (mode 0600), replaced atomically through `<file>.tmp` like `SoftKeycardStore`.
 public final class SoftCKTapStore {
     public let url: URL
-    /// The largest state file read; a real one is a few KiB.
-    static let maximumFileSize = BoundedFile.mebibyte
-
     public init(url: URL) { self.url = url }
 
     /// The stored state, or nil when there is no file yet.
     public func load() throws -> SoftCKTapState? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let data: Data
-        do { data = Data(try BoundedFile.read(url.path, limit: Self.maximumFileSize, regularOnly: true)) } catch let error as BoundedFile.ReadError {
-            throw SoftCKTapError.corruptState(path: url.path, reason: error.problem)
-        }
-        let state: SoftCKTapState
-        do { state = try JSONDecoder().decode(SoftCKTapState.self, from: data) } catch {
-            throw SoftCKTapError.corruptState(path: url.path, reason: SoftKeycardStore.reason(error))
-        }
-        if let problem = state.problem() { throw SoftCKTapError.corruptState(path: url.path, reason: problem) }
-        return state
+        try SoftCardStateFile.load(url.path, problem: { (state: SoftCKTapState) in state.problem() },
+                                   corrupt: { SoftCKTapError.corruptState(path: url.path, reason: $0) })
     }
 
     public func save(_ state: SoftCKTapState) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let data = try encoder.encode(state)
-        do {
-            try AtomicFile.write(Array(data), to: url.path, mode: 0o600, temporary: url.path + ".tmp", beforeRename: nil)
-        } catch let error as AtomicFile.WriteError {
-            throw SoftCKTapError.io(path: error.path, operation: "write", errno: error.code)
-        }
+        try SoftCardStateFile.save(state, to: url.path, io: { SoftCKTapError.io(path: $0, operation: "write", errno: $1) })
     }
 }

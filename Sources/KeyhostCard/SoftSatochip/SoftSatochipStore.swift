@@ -14,28 +14,12 @@ public final class SoftSatochipStore {
     public init(url: URL) { self.url = url }
 
     public func load() throws -> SoftSatochipState? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let data: Data
-        do { data = Data(try BoundedFile.read(url.path, limit: BoundedFile.mebibyte, regularOnly: true)) } catch let error as BoundedFile.ReadError {
-            throw SoftSatochipError.corruptState(path: url.path, reason: error.problem)
-        }
-        let state: SoftSatochipState
-        do { state = try JSONDecoder().decode(SoftSatochipState.self, from: data) } catch {
-            throw SoftSatochipError.corruptState(path: url.path, reason: SoftKeycardStore.reason(error))
-        }
-        if let problem = state.problem() { throw SoftSatochipError.corruptState(path: url.path, reason: problem) }
-        return state
+        try SoftCardStateFile.load(url.path, problem: { (state: SoftSatochipState) in state.problem() },
+                                   corrupt: { SoftSatochipError.corruptState(path: url.path, reason: $0) })
     }
 
     public func save(_ state: SoftSatochipState) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let data = try encoder.encode(state)
-        do {
-            try AtomicFile.write(Array(data), to: url.path, mode: 0o600, temporary: url.path + ".tmp", beforeRename: nil)
-        } catch let error as AtomicFile.WriteError {
-            throw SoftSatochipError.io(path: error.path, operation: "write", errno: error.code)
-        }
+        try SoftCardStateFile.save(state, to: url.path, io: { SoftSatochipError.io(path: $0, operation: "write", errno: $1) })
     }
 }
 
