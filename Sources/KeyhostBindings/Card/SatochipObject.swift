@@ -94,6 +94,14 @@ extension CardModule {
     /// created when the file is not there), opened as `keyhost card satochip …` opens it.
     static func openSatochip(_ ctx: LuaContext, _ sources: [CardReaderSource]) throws -> SatochipObject {
         let opts = try Options(ctx, 1, allowed: satochipOptions)
+        var request = try familyRequest(opts)
+        request.trustedCAKeys = try trustedCAKeys(opts)
+        return SatochipObject(connection: try cardCall(nil) { try SatochipConnection.open(request, readers: sources, frontEnd: .lua) })
+    }
+
+    /// The request of a family's own object (`card.open_satochip{}`, `card.open_tapsigner{}`, …): reader, and for the
+    /// software card its state file and seed, trace, record, wait.
+    static func familyRequest(_ opts: Options) throws -> CardOpenRequest {
         var request = CardOpenRequest(reader: try reader(opts))
         request.trace = try traceMode(opts)
         request.seed = try opts.integer("seed")
@@ -103,7 +111,6 @@ extension CardModule {
         }
         request.state = try opts.string("state")
         if !opts["wait"].isNil { request.connect.wait = try number(opts, "wait") }
-        request.trustedCAKeys = try trustedCAKeys(opts)
-        return SatochipObject(connection: try cardCall(nil) { try SatochipConnection.open(request, readers: sources, frontEnd: .lua) })
+        return request
     }
 }

@@ -135,15 +135,7 @@ extension CardModule {
     /// `card.open_tapsigner{}` / `card.open_satscard{}`: the card `keyhost card tapsigner|satscard …` opens.
     static func openTapCard(_ ctx: LuaContext, _ sources: [CardReaderSource], product: CardFamily) throws -> TapCardObject {
         let opts = try Options(ctx, 1, allowed: tapCardOptions)
-        var request = CardOpenRequest(reader: try reader(opts))
-        request.trace = try traceMode(opts)
-        request.seed = try opts.integer("seed")
-        request.record = try opts.string("record")
-        if !request.isVirtual && (opts.has("state") || opts.has("seed")) {
-            throw LuaArgumentError(1, "options 'state' and 'seed' are for reader = \"virtual\" only")
-        }
-        request.state = try opts.string("state")
-        if !opts["wait"].isNil { request.connect.wait = try number(opts, "wait") }
+        let request = try familyRequest(opts)
         var cvc = try opts.bytes("cvc")
         defer { if cvc != nil { zero(&cvc!) } }
         let session = try cardCall(nil) { try TapCardSession.open(request, readers: sources, frontEnd: .lua, product: product) }
