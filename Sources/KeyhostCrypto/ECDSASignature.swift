@@ -93,6 +93,19 @@ public struct RecoverableSignature: Equatable, Sendable, CustomStringConvertible
         _ = try recoverableRaw()  // rejects r or s out of range now rather than at recovery
     }
 
+    /// The recoverable form of `signature` over `digest` by `key`: the recovery id that gives `key` back, nil when none
+    /// does (the signature is not `key`'s over `digest`). For signers that return a plain signature (smart cards).
+    public init?(_ signature: ECDSASignature, digest: [UInt8], key: PublicKey) {
+        for id in 0...3 {
+            if let candidate = try? RecoverableSignature(compact: signature.compact, recoveryID: id),
+               (try? candidate.recoverPublicKey(digest: digest)) == key {
+                self = candidate
+                return
+            }
+        }
+        return nil
+    }
+
     /// Parses Ethereum-style 65 bytes r || s || v, with v in 0...3 or 27...30.
     public init(rsv: [UInt8]) throws {
         guard rsv.count == 65 else { throw SignatureError.signatureLength(rsv.count, expected: 65) }

@@ -54,13 +54,10 @@ public final class TapsignerSigner: CardSigner {
         guard signed.publicKey.compressed == expected.compressed else {
             throw CardSignerError.wrongKey(profile, path: path, expected: expected.compressed, got: signed.publicKey.compressed)
         }
-        for id in 0..<4 {
-            if let candidate = try? RecoverableSignature(compact: signed.signature.compact, recoveryID: id),
-               (try? candidate.recoverPublicKey(digest: digest))?.compressed == expected.compressed {
-                return CardECDSASignature(signature: candidate, publicKey: expected)
-            }
+        guard let recoverable = RecoverableSignature(signed.signature, digest: digest, key: expected) else {
+            throw CardSignerError.invalidResponse(profile, "no recovery id of the signature gives the key at \(CardSignerError.pathText(path))")
         }
-        throw CardSignerError.invalidResponse(profile, "no recovery id of the signature gives the key at \(CardSignerError.pathText(path))")
+        return CardECDSASignature(signature: recoverable, publicKey: expected)
     }
 
     public func signSchnorr(digest: [UInt8], at path: [UInt32], taproot: TaprootSpend?) throws -> CardSchnorrSignature {

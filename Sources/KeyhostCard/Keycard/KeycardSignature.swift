@@ -21,15 +21,12 @@ public struct KeycardSignature: Equatable, Sendable {
             guard let der = fields.first(tag: 0x30) else { throw fail("no ECDSA signature (tag 30)") }
             let sig: ECDSASignature
             do { sig = try ECDSASignature(der: der.encoded()).normalized() } catch { throw fail("signature: \(error)") }
-            for id in 0...3 {
-                if let candidate = try? RecoverableSignature(compact: sig.compact, recoveryID: id),
-                   (try? candidate.recoverPublicKey(digest: digest)) == key {
-                    publicKey = key
-                    signature = candidate
-                    return
-                }
+            guard let recoverable = RecoverableSignature(sig, digest: digest, key: key) else {
+                throw fail("signature does not recover to the returned public key")
             }
-            throw fail("signature does not recover to the returned public key")
+            publicKey = key
+            signature = recoverable
+            return
         }
         if let raw = top.first(tag: 0x80)?.value {
             guard raw.count == 65 else { throw fail("raw signature of \(raw.count) bytes; expected 65 (r ‖ s ‖ v)") }

@@ -107,13 +107,10 @@ extension SatochipCommandSet {
     public func signHashRecoverable(_ hash: [UInt8], at path: DerivationPath) throws -> RecoverableSignature {
         let key = try extendedKey(at: path).publicKey
         let signature = try signHash(hash)
-        for id in 0..<4 {
-            if let candidate = try? RecoverableSignature(compact: signature.compact, recoveryID: id),
-               (try? candidate.recoverPublicKey(digest: hash)) == key {
-                return candidate
-            }
+        guard let recoverable = RecoverableSignature(signature, digest: hash, key: key) else {
+            throw SatochipError.invalidResponse(.signTransactionHash, "no recovery id gives the signing key")
         }
-        throw SatochipError.invalidResponse(.signTransactionHash, "no recovery id gives the signing key")
+        return recoverable
     }
 
     /// A Bitcoin signed message ("Bitcoin Signed Message:\n" header, double SHA-256) by the key at `path`, as
